@@ -1,0 +1,34 @@
+"""The series' one visual language: palette, hatching and lane geometry shared by every figure.
+
+Colours are the Okabe-Ito palette (safe for the common colour-vision deficiencies). Every figure
+module takes its colours and conventions from here so that notebooks look alike.
+"""
+from __future__ import annotations
+
+# Okabe & Ito (2008), "Color Universal Design".
+BLUE = "#0072B2"
+ORANGE = "#E69F00"
+SKY = "#56B4E9"
+GREEN = "#009E73"
+YELLOW = "#F0E442"
+VERMILION = "#D55E00"
+PURPLE = "#CC79A7"
+BLACK = "#000000"
+GREY = "#BBBBBB"
+LIGHT = "#F2F2F2"
+
+PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILION, PURPLE, SKY, YELLOW, BLACK)
+
+# Meanings, used the same way in every figure.
+LANE_FILL = SKY            # an ordinary lane holding a defined value
+KEEPS_OWN = ORANGE         # a lane whose source fell outside its segment: it keeps its own value
+ARROW = BLUE               # a shuffle: from source lane to destination lane
+RESULT = GREEN             # the lane(s) holding the final result
+INACTIVE = GREY            # inactive (exited / not calling) lanes are greyed
+UNDEFINED_HATCH = "////"   # undefined results are hatched and labelled "undefined"
+UNDEFINED_EDGE = VERMILION
+OUTSIDE_MASK_STYLE = "--"  # lanes outside the mask are outlined dashed
+SEGMENT_BANDS = (LIGHT, "#DDDDDD")  # alternating shading of width segments
+
+FIG_WIDTH = 10.0           # inches: fits the notebook column at the default dpi
+LANES = 32

@@ -1,0 +1,89 @@
+// Warp intrinsics, one lane per thread, for helpers.warp's cupy backend.
+//
+// Contract (every kernel here):
+//   * Data is laid out as n_warps rows of 32 lanes: element i belongs to warp i / 32, lane i % 32.
+//   * blockDim.x is a multiple of 32, so a hardware warp is exactly one row.
+//   * active[i] == 0: that lane returns before the intrinsic (an exited lane).
+//   * A lane that is active but not named in masks[warp] returns too: calling an intrinsic
+//     from outside `mask` is undefined (Programming Guide, "Warp Shuffle Functions"), so the
+//     caller never does it and the Python side flags such lanes as undefined.
+//   * Every other lane calls the intrinsic once with the same mask, so every non-exited lane
+//     named in the mask reaches it: the call itself is always well-defined. Whether the value a
+//     lane *reads* is defined (its source lane may have exited) is decided in Python.
+//   * Shuffles also shuffle the lane id, so src_out records the lane the hardware read from.
+#include "warplab_common.cuh"
+
+namespace warplab {
+
+enum ShuffleMode { kIdx = 0, kUp = 1, kDown = 2, kXor = 3 };
+
+// [anchor:shuffle_dispatch]
+template <typename T, int Mode>
+__device__ __forceinline__ T shuffle(unsigned mask, T v, int b, int width) {
+    if (Mode == kIdx) return __shfl_sync(mask, v, b, width);
+    if (Mode == kUp) return __shfl_up_sync(mask, v, static_cast<unsigned>(b), width);
+    if (Mode == kDown) return __shfl_down_sync(mask, v, static_cast<unsigned>(b), width);
+    return __shfl_xor_sync(mask, v, b, width);
+}
+// [end:shuffle_dispatch]
+
+// Returns true when this thread takes part; sets lane and the warp's mask.
+__device__ __forceinline__ bool caller(const unsigned* masks, const unsigned char* active,
+                                       int n_warps, unsigned& mask) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int warp = i / 32;
+    if (warp >= n_warps || !active[i]) return false;
+    mask = masks[warp];
+    return (mask >> (i % 32)) & 1u;
+}
+
+}  // namespace warplab
+
+// [anchor:shuffle_kernel]
+template <typename T, int Mode>
+__global__ void shuffle_kernel(const T* in, const int* arg, const unsigned* masks,
+                               const unsigned char* active, int width, int n_warps,
+                               T* out, int* src_out) {
+    unsigned mask;
+    if (!warplab::caller(masks, active, n_warps, mask)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = i % 32;
+    out[i] = warplab::shuffle<T, Mode>(mask, in[i], arg[i], width);
+    src_out[i] = warplab::shuffle<int, Mode>(mask, lane, arg[i], width);
+}
+// [end:shuffle_kernel]
+
+// [anchor:vote_kernel]
+// One kernel for the votes: out holds, per calling lane, __ballot_sync, __any_sync,
+// __all_sync and __activemask (in that order, 4 words per lane).
+__global__ void vote_kernel(const int* pred, const unsigned* masks, const unsigned char* active,
+                            int n_warps, unsigned* out) {
+    unsigned mask;
+    if (!warplab::caller(masks, active, n_warps, mask)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int p = pred[i];
+    out[4 * i + 0] = __ballot_sync(mask, p);
+    out[4 * i + 1] = __any_sync(mask, p);
+    out[4 * i + 2] = __all_sync(mask, p);
+    out[4 * i + 3] = __activemask();
+}
+// [end:vote_kernel]
+
+// [anchor:match_reduce_kernel]
+// __match_any_sync and the compute-capability-8.0 integer reductions, per calling lane:
+// out[4*i + 0..3] = match_any, reduce_add, reduce_min, reduce_max.
+template <typename T>
+__global__ void match_reduce_kernel(const T* in, const unsigned* masks,
+                                    const unsigned char* active, int n_warps, T* out) {
+    unsigned mask;
+    if (!warplab::caller(masks, active, n_warps, mask)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const T v = in[i];
+    out[4 * i + 0] = static_cast<T>(__match_any_sync(mask, v));
+#if __CUDA_ARCH__ >= 800
+    out[4 * i + 1] = __reduce_add_sync(mask, v);
+    out[4 * i + 2] = __reduce_min_sync(mask, v);
+    out[4 * i + 3] = __reduce_max_sync(mask, v);
+#endif
+}
+// [end:match_reduce_kernel]
