@@ -1,0 +1,122 @@
+"""Validation of user-facing parameters. Every error names the parameter and what is allowed.
+
+These checks run before either backend sees the data, so the emulator and the GPU reject exactly
+the same inputs with exactly the same messages.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+LANES = 32
+WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+DTYPES: tuple[np.dtype, ...] = tuple(np.dtype(t) for t in ("int32", "uint32", "float32", "float64"))
+INT32_DTYPES: tuple[np.dtype, ...] = (np.dtype("int32"), np.dtype("uint32"))
+FULL_MASK = 0xFFFFFFFF
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def values(x: Any, name: str = "values", dtypes: tuple[np.dtype, ...] = DTYPES) -> np.ndarray:
+    """``x`` as an array of shape (32,) or (n_warps, 32) with a supported dtype.
+
+    Lists of Python ints become int32 when they fit (NumPy would make them int64).
+    """
+    if isinstance(x, np.ndarray):
+        arr = x
+    else:
+        arr = np.asarray(x)
+        if arr.dtype.kind in "iu" and arr.size and arr.min() >= -(2**31) and arr.max() < 2**31:
+            arr = arr.astype(np.int32)
+        elif arr.dtype.kind == "b":
+            arr = arr.astype(np.int32)
+    if arr.ndim not in (1, 2) or arr.shape[-1] != LANES or (arr.ndim == 2 and arr.shape[0] == 0):
+        raise ValueError(f"{name} must have shape (32,) or (n_warps, 32) with n_warps >= 1; got shape {arr.shape}")
+    if arr.dtype not in dtypes:
+        allowed = ", ".join(str(d) for d in dtypes)
+        raise ValueError(f"{name} dtype must be one of {allowed}; got {arr.dtype}")
+    return arr
+
+
+def predicate(x: Any, name: str = "predicate") -> np.ndarray:
+    """A per-lane predicate: any integer or bool array of shape (32,) or (n_warps, 32); non-zero is true."""
+    arr = np.asarray(x)
+    if arr.ndim not in (1, 2) or arr.shape[-1] != LANES or (arr.ndim == 2 and arr.shape[0] == 0):
+        raise ValueError(f"{name} must have shape (32,) or (n_warps, 32) with n_warps >= 1; got shape {arr.shape}")
+    if arr.dtype.kind not in "biu":
+        raise ValueError(f"{name} must be bool or integer (non-zero is true); got dtype {arr.dtype}")
+    return arr != 0
+
+
+def active(x: Any, shape: tuple[int, ...], name: str = "active") -> np.ndarray:
+    """The active-lane set: ``None`` (all active) or a bool array of exactly ``shape``."""
+    if x is None:
+        return np.ones(shape, dtype=bool)
+    arr = np.asarray(x)
+    if arr.dtype != np.bool_:
+        raise ValueError(f"{name} must be a bool array of shape {shape} (True = lane active) or None; got dtype {arr.dtype}")
+    if arr.shape != shape:
+        raise ValueError(f"{name} must be a bool array of shape {shape} (True = lane active) or None; got shape {arr.shape}")
+    return arr
+
+
+def mask(x: Any, n_warps: int, name: str = "mask") -> np.ndarray:
+    """A 32-bit member mask, one for all warps or one per warp, as a uint32 array of shape (n_warps,)."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu" or arr.ndim > 1:
+        raise ValueError(f"{name} must be an integer in [0, 0xFFFFFFFF] or an array of {n_warps} such integers; got {x!r}")
+    if arr.ndim == 1 and arr.shape != (n_warps,):
+        raise ValueError(f"{name} must be one integer or an array of shape ({n_warps},) (one per warp); got shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or arr.max() > FULL_MASK):
+        raise ValueError(f"{name} must be in [0, 0xFFFFFFFF] (a 32-bit lane set); got {x!r}")
+    return np.broadcast_to(arr.astype(np.uint32), (n_warps,)).copy()
+
+
+def width(x: Any, name: str = "width") -> int:
+    """A logical warp width: a power of two in [1, 32]; anything else is undefined in CUDA."""
+    if not _is_int(x) or int(x) not in WIDTHS:
+        raise ValueError(f"{name} must be a power of two in [1, 32] ({', '.join(map(str, WIDTHS))}); got {x!r}")
+    return int(x)
+
+
+def lane_offset(x: Any, name: str) -> int:
+    """A shuffle delta or xor lane mask: an integer in [0, 31].
+
+    32 and above are rejected rather than emulated: the hardware keeps only the low 5 bits of this
+    operand (PTX ``shfl.sync``), so 33 would silently act as 1.
+    """
+    if not _is_int(x):
+        raise ValueError(f"{name} must be an integer in [0, 31]; got {x!r}")
+    v = int(x)
+    if v < 0:
+        raise ValueError(f"{name} must be an integer in [0, 31]; got {v} (negative: the intrinsic takes an unsigned)")
+    if v >= LANES:
+        raise ValueError(
+            f"{name} must be an integer in [0, 31]; got {v}. The hardware keeps only the low 5 bits "
+            f"(PTX shfl.sync), so {v} would silently behave like {v & 31}: use {v & 31} if that is what you mean"
+        )
+    return v
+
+
+def src_lane(x: Any, shape: tuple[int, ...], name: str = "src_lane") -> np.ndarray:
+    """``__shfl_sync``'s source lane: one integer, or an integer array of ``shape`` (one per lane).
+
+    Any integer is allowed: the Programming Guide defines a source outside [0, width) as taken
+    modulo width, within the caller's own segment.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
+        raise ValueError(f"{name} must be an integer or an integer array of shape {shape}; got {x!r}")
+    if arr.ndim and arr.shape != shape:
+        raise ValueError(f"{name} must be one integer or an array of shape {shape} (one per lane); got shape {arr.shape}")
+    return np.broadcast_to(arr.astype(np.int64), shape).copy()
+
+
+def backend(x: Optional[str], name: str = "backend") -> Optional[str]:
+    """``None`` (auto), ``"emulator"`` or ``"cupy"``."""
+    if x is not None and x not in ("emulator", "cupy"):
+        raise ValueError(f"{name} must be None (auto), 'emulator' or 'cupy'; got {x!r}")
+    return x
