@@ -25,6 +25,7 @@ def _names() -> tuple[str, ...]:
 
 
 NAME_EXPRESSIONS: tuple[str, ...] = _names()
+KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS}
 
 
 def _function(expr: str):

@@ -17,6 +17,9 @@ from .trace import Recorder, Trace, gpu_source, run_traced
 
 OFFSETS: tuple[int, ...] = (16, 8, 4, 2, 1)
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
+WARP_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
+    "warp_reduce_sum": tuple(f"warp_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
+}
 
 
 def _labels() -> tuple[str, ...]:

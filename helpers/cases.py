@@ -1,0 +1,161 @@
+"""Configurations of the warp intrinsics, run on either backend and compared lane for lane.
+
+The same cases serve three purposes: the randomised emulator-versus-hardware proof
+(tests/gpu/test_equivalence.py), the fixed set recorded to ``data/warp_intrinsics.json`` on the H200,
+and CI's check that the emulator reproduces every recorded result.
+
+A case is a JSON-ready dict: ``op`` (one of :data:`OPS`), ``dtype``, ``values`` or ``predicate``
+((n_warps, 32) lists), ``mask`` (one per warp), ``active`` ((n_warps, 32) 0/1), and for shuffles
+``arg`` and ``width``. :func:`run` returns the result as a JSON-ready dict; :func:`mismatches`
+compares two results (values only where defined; the defined flags everywhere).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from . import params, warp
+
+SHUFFLES = ("shfl_down", "shfl_up", "shfl_xor", "shfl_idx")
+VOTES = ("ballot", "any_sync", "all_sync", "activemask")
+COLLECTIVES = ("match_any", "reduce_add", "reduce_min", "reduce_max")
+OPS = SHUFFLES + VOTES + COLLECTIVES
+_BITS = {"int32": np.uint32, "uint32": np.uint32, "float32": np.uint32, "float64": np.uint64}
+
+
+def _arr(case: dict[str, Any], key: str, dtype: Any) -> np.ndarray:
+    return np.asarray(case[key], dtype=dtype)
+
+
+def run(case: dict[str, Any], backend: Optional[str]) -> dict[str, Any]:
+    """Run one case on ``backend`` and return its result as JSON-ready lists."""
+    op = case["op"]
+    mask = np.asarray(case["mask"], dtype=np.uint64)
+    active = _arr(case, "active", bool)
+    if op in SHUFFLES:
+        values = _arr(case, "values", case["dtype"])
+        r = getattr(warp, op)(values, case["arg"], case["width"], mask=mask, active=active, backend=backend)
+        return {"values": r.values.tolist(), "src_lane": r.src_lane.tolist(), "defined": r.defined.astype(int).tolist()}
+    if op == "activemask":
+        return {"warp": np.asarray(warp.activemask(active, backend=backend)).astype(np.int64).tolist()}
+    if op in VOTES:
+        pred = _arr(case, "predicate", np.int32)
+        out = getattr(warp, op)(pred, mask=mask, active=active, backend=backend)
+        return {"warp": np.asarray(out).astype(np.int64).tolist()}
+    values = _arr(case, "values", case["dtype"])
+    r = getattr(warp, op)(values, mask=mask, active=active, backend=backend)
+    return {"values": r.values.astype(np.int64).tolist(), "defined": r.defined.astype(int).tolist()}
+
+
+def mismatches(case: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> int:
+    """How many lanes (or warps, for votes) differ: bit for bit where defined; flags everywhere."""
+    if "warp" in a:
+        return int(np.sum(np.asarray(a["warp"]) != np.asarray(b["warp"])))
+    da, db = np.asarray(a["defined"], bool), np.asarray(b["defined"], bool)
+    bad = da != db
+    both = da & db
+    dtype = case.get("dtype", "int32")
+    va = np.asarray(a["values"], dtype=dtype if case["op"] in SHUFFLES else np.int64)
+    vb = np.asarray(b["values"], dtype=va.dtype)
+    if case["op"] in SHUFFLES:
+        va, vb = va.view(_BITS[dtype]), vb.view(_BITS[dtype])
+        bad |= both & (np.asarray(a["src_lane"]) != np.asarray(b["src_lane"]))
+    bad |= both & (va != vb)
+    return int(bad.sum())
+
+
+def _mask_and_active(rng: np.random.Generator, n_warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """A mix of the situations that matter: full warps, masks equal to the active set (correct
+    partial-warp code), random masks and active sets (undefined reads), prefixes (the seed's
+    ``lane < n`` ballot masks)."""
+    lane = np.arange(32)
+    kind = rng.integers(0, 5, size=n_warps)
+    active = np.ones((n_warps, 32), bool)
+    mask = np.full(n_warps, params.FULL_MASK, np.uint64)
+    for w, k in enumerate(kind):
+        if k == 1:  # active set == mask
+            active[w] = rng.random(32) < rng.uniform(0.2, 1.0)
+            mask[w] = int((active[w].astype(np.uint64) << lane.astype(np.uint64)).sum())
+        elif k == 2:  # independent random mask and active set
+            active[w] = rng.random(32) < rng.uniform(0.3, 1.0)
+            mask[w] = int(rng.integers(0, 2**32, dtype=np.uint64))
+        elif k == 3:  # prefix: lane < n
+            n = int(rng.integers(1, 33))
+            active[w] = lane < n
+            mask[w] = (1 << n) - 1
+        elif k == 4:  # full mask, some lanes exited
+            active[w] = rng.random(32) < 0.85
+    return mask, active
+
+
+def _values(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Random bit patterns (every pattern a shuffle must move exactly), finite for floats so the
+    cases stay valid JSON."""
+    if dtype == "float32":
+        return (rng.standard_normal(shape) * 1000).astype(np.float32)
+    if dtype == "float64":
+        return rng.standard_normal(shape) * 1e6
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=np.int64).astype(dtype)
+
+
+def random_cases(rng: np.random.Generator, n_warps: int = 8) -> Iterator[dict[str, Any]]:
+    """Every shuffle mode x width x operand (0..31) x dtype, then votes and collectives; each case
+    holds ``n_warps`` warps with their own random mask, active set and values."""
+    for op in SHUFFLES:
+        for width in params.WIDTHS:
+            for arg in range(32):
+                for dtype in ("int32", "uint32", "float32", "float64"):
+                    mask, active = _mask_and_active(rng, n_warps)
+                    a: Any = arg
+                    if op == "shfl_idx" and arg % 4 == 3:  # per-lane sources, beyond width too
+                        a = rng.integers(-64, 64, size=(n_warps, 32)).tolist()
+                    yield {"op": op, "dtype": dtype, "width": width, "arg": a, "mask": mask.tolist(),
+                           "active": active.astype(int).tolist(),
+                           "values": _values(rng, dtype, (n_warps, 32)).tolist()}
+    for op in VOTES + COLLECTIVES:
+        for _ in range(64):
+            mask, active = _mask_and_active(rng, n_warps)
+            case = {"op": op, "mask": mask.tolist(), "active": active.astype(int).tolist()}
+            if op in VOTES:
+                case["predicate"] = (rng.random((n_warps, 32)) < rng.uniform(0, 1)).astype(int).tolist()
+            else:
+                dtype = str(rng.choice(["int32", "uint32"]))
+                hi = int(rng.choice([4, 1000, 2**31 - 1]))
+                case["dtype"] = dtype
+                case["values"] = rng.integers(0, hi, size=(n_warps, 32)).astype(dtype).tolist()
+            yield case
+
+
+def named_cases() -> list[dict[str, Any]]:
+    """The facts the notebooks quote, as cases: delta 2 at widths 32 and 16, delta 5 at width 8,
+    ballot of ``lane < 20``, the seed's partial-warp ballot mask, and up/xor/idx side by side."""
+    lane = np.arange(32)
+    full = [params.FULL_MASK]
+    ones = [[1] * 32]
+    vals = [lane.tolist()]
+    cases: list[dict[str, Any]] = [
+        {"name": f"{op} {arg} width {w}", "op": op, "dtype": "int32", "arg": arg, "width": w,
+         "mask": full, "active": ones, "values": vals}
+        for op, arg, w in [("shfl_down", 2, 32), ("shfl_down", 2, 16), ("shfl_down", 5, 8), ("shfl_down", 16, 32),
+                           ("shfl_up", 2, 32), ("shfl_up", 3, 8), ("shfl_xor", 1, 32), ("shfl_xor", 16, 16),
+                           ("shfl_idx", 0, 32), ("shfl_idx", 3, 8)]
+    ]
+    cases.append({"name": "ballot lane < 20", "op": "ballot", "mask": full, "active": ones,
+                  "predicate": [(lane < 20).astype(int).tolist()]})
+    for n in (20, 13):
+        m = (1 << n) - 1
+        act = [(lane < n).astype(int).tolist()]
+        for off in (16, 8, 4, 2, 1):
+            cases.append({"name": f"seed partial warp: ballot mask lane < {n}, shfl_down {off}", "op": "shfl_down",
+                          "dtype": "int32", "arg": off, "width": 32, "mask": [m], "active": act, "values": vals})
+    return cases
+
+
+def fixed_cases(n_random: int = 120, seed: int = 20261130) -> list[dict[str, Any]]:
+    """What ``python -m helpers.record`` records: the named cases, then a seeded random sample."""
+    rng = np.random.default_rng(seed)
+    pool = list(random_cases(rng, n_warps=2))
+    pick = rng.choice(len(pool), size=min(n_random, len(pool)), replace=False)
+    return named_cases() + [pool[i] for i in sorted(pick)]

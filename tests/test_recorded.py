@@ -1,0 +1,48 @@
+"""CI, with no GPU: the emulator reproduces every result recorded on the H200."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import cases, data
+from helpers.record import trace_inputs
+from helpers.trace import Trace
+from helpers.warp_reduce import warp_reduce_sum_trace
+
+
+def _needs(name: str) -> dict:
+    if not data.exists(name):
+        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.record on a GPU writes it)")
+    return data.load(name)
+
+
+def test_recordings_are_stamped() -> None:
+    for p in sorted(data.DATA_DIR.glob("*.json")):
+        stamp = data.load(p.stem)["stamp"]
+        for key in ("gpu", "driver", "cupy_version", "date"):
+            assert stamp.get(key), f"{p.name}: stamp lacks {key}"
+
+
+def test_emulator_reproduces_recorded_intrinsics() -> None:
+    rec = _needs("warp_intrinsics")
+    assert len(rec["cases"]) >= 100
+    bad = [(c.get("name", c["op"]), n) for c in rec["cases"]
+           if (n := cases.mismatches(c, cases.run(c, "emulator"), c["result"]))]
+    assert not bad, f"emulator differs from the recorded hardware in {len(bad)} cases: {bad[:5]}"
+
+
+def test_recorded_facts() -> None:
+    """The numbers facts.md quotes, read from the recording itself."""
+    rec = {c.get("name"): c["result"] for c in _needs("warp_intrinsics")["cases"]}
+    down2 = np.asarray(rec["shfl_down 2 width 32"]["values"][0])
+    assert down2[30:].tolist() == [30, 31]
+    down2_16 = np.asarray(rec["shfl_down 2 width 16"]["values"][0])
+    assert down2_16[[14, 15, 30, 31]].tolist() == [14, 15, 30, 31]
+    assert rec["ballot lane < 20"]["warp"] == [0x000FFFFF]
+
+
+def test_emulator_reproduces_recorded_traces() -> None:
+    rec = _needs("warp_reduce_sum_trace")
+    for name, v in trace_inputs().items():
+        hw = Trace.from_dict(rec["traces"][name])
+        assert warp_reduce_sum_trace(v, backend="emulator").same_as(hw), name
