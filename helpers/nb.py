@@ -1,0 +1,58 @@
+"""Small display helpers that give every notebook the same shape (see docs/conventions.md).
+
+Each call renders something through IPython's display machinery, so a notebook cell stays a line or
+two: the backend line, kernel code read from ``kernels/`` by anchor, the boxed seed notes.
+"""
+from __future__ import annotations
+
+import html
+import re
+from typing import Optional
+
+from . import backend, kernels
+
+_NOTE_STYLE = ("border-left: 6px solid #D55E00; background: #FFF4EC; padding: 0.6em 1em; "
+               "margin: 0.8em 0; border-radius: 4px")
+
+
+def header(backend_name: Optional[str] = None) -> None:
+    """Print the one-line backend report at the top of a notebook."""
+    print(backend.report(backend_name))
+
+
+def code_markdown(kernel_file: str, anchor_name: Optional[str] = None) -> str:
+    """Markdown for a code block read from ``kernels/`` (whole file, or one named anchor)."""
+    text = kernels.anchor(kernel_file, anchor_name) if anchor_name else kernels.source(kernel_file)
+    where = kernels.path(kernel_file).name + (f" · {anchor_name}" if anchor_name else "")
+    return f"```cuda\n{text.rstrip()}\n```\n<sub>from <code>kernels/{where}</code></sub>"
+
+
+def show_code(kernel_file: str, anchor_name: Optional[str] = None) -> None:
+    """Display kernel code read from ``kernels/`` by named anchor (never a pasted copy)."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(code_markdown(kernel_file, anchor_name)))
+
+
+def note_html(title: str, body: str) -> str:
+    """HTML of a boxed note. ``body`` is plain text: `backticks` become code, blank lines paragraphs."""
+    paragraphs = [re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(p.strip()))
+                  for p in body.strip().split("\n\n")]
+    inner = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return f'<div style="{_NOTE_STYLE}"><b>{html.escape(title)}</b>{inner}</div>'
+
+
+def seed_note(title: str, body: str) -> None:
+    """A boxed 'Where the seed got it wrong' note (see :func:`note_html` for ``body``)."""
+    from IPython.display import HTML, display
+
+    display(HTML(note_html(f"Where the seed got it wrong: {title}", body)))
+
+
+def show_ptx_lines(ptx_text: str, needle: str, context: int = 0) -> str:
+    """The PTX lines containing ``needle`` (with ``context`` lines around), for showing e.g.
+    ``shfl.sync.down`` without pages of PTX."""
+    lines = ptx_text.splitlines()
+    keep = sorted({j for i, l in enumerate(lines) if needle in l
+                   for j in range(max(0, i - context), min(len(lines), i + context + 1))})
+    return "\n".join(lines[j].strip() for j in keep)
