@@ -1,0 +1,44 @@
+"""Execute notebooks in place so their stored outputs are what nbval compares against.
+
+    python scripts/execute_notebooks.py [notebooks/NN_x.ipynb ...]   (default: every notebook)
+
+Runs each notebook top to bottom in a fresh kernel (with the emulator unless WARPLAB_BACKEND says
+otherwise), then keeps the files lean: outputs of cells marked ``# NBVAL_IGNORE_OUTPUT`` (animations,
+timings) are dropped, since nbval does not compare them, and widget state is not stored.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def execute(path: Path) -> float:
+    nb = nbformat.read(path, as_version=4)
+    t = time.perf_counter()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    elapsed = time.perf_counter() - t
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "NBVAL_IGNORE_OUTPUT" in cell.source:
+            cell.outputs = []
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main(argv: list[str]) -> int:
+    os.environ.setdefault("WARPLAB_BACKEND", "emulator")
+    paths = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for p in paths:
+        print(f"{p.name}: executed in {execute(p):.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
