@@ -1,0 +1,507 @@
+"""Lane and warp figures, trace animations and plain-text lane tables, all drawn from data.
+
+Every picture follows the series' visual language (:mod:`helpers.style`): a warp is a row of 32
+numbered lanes; a shuffle is an arrow from source to destination lane; a lane that keeps its own
+value has no arrow and an orange outline; width segments are shaded bands; undefined results are
+hatched ``////`` with a vermilion edge and read "undef", never a number; inactive lanes are grey;
+lanes outside the mask are outlined dashed; result lanes are green.
+
+Figures are :class:`matplotlib.figure.Figure` objects made without pyplot, so they are never
+registered with a pyplot window manager: a widget that redraws many times leaks nothing, and a
+notebook shows a figure only when a cell returns or ``display``s it (the inline backend renders
+Figure objects). The text tables are deterministic, for outputs that nbval compares.
+"""
+from __future__ import annotations
+
+import io
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from . import style
+from .emulator import ShuffleResult
+
+LANES = style.LANES
+LANE = np.arange(LANES)
+MAX_FRAMES = 60
+UNDEF_TEXT = "undef"
+
+BOX_W, BOX_H = 0.86, 0.8          # a lane's box, in data units (lanes are 1 apart)
+VALUE_SIZE, SMALL_SIZE = 7.0, 5.5  # points: 4 characters fit across a lane at FIG_WIDTH
+UNDEF_SIZE = 4.8                   # points: "undef" fits across a lane box
+FIT_ACROSS, FIT_ROTATED = 4, 7     # characters that fit written across / rotated in a lane box
+ROW_GAP = 2.3                      # vertical distance between a "before" and an "after" row
+
+Fmt = Union[str, Callable[[Any], str], None]
+
+
+# ---------------------------------------------------------------- formatting and tables
+
+
+def format_value(v: Any, fmt: Fmt = None, float_digits: int = 3) -> str:
+    """``v`` as short text: ints plainly, floats in ``g`` format with ``float_digits`` significant digits.
+
+    ``fmt`` overrides: a format spec (``".2f"``) or a callable returning the text.
+    """
+    if callable(fmt):
+        return str(fmt(v))
+    if fmt:
+        return format(v, fmt)
+    if isinstance(v, (bool, np.bool_)):
+        return str(int(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return format(float(v), f".{float_digits}g")
+
+
+def _lane_row(a: Any, name: str, dtype: Any = None) -> np.ndarray:
+    arr = np.asarray(a) if dtype is None else np.asarray(a, dtype=dtype)
+    if arr.shape != (LANES,):
+        raise ValueError(f"{name} must have shape (32,) (one per lane of one warp); got shape {arr.shape}")
+    return arr
+
+
+def _flags(a: Optional[Any], name: str, default: bool) -> np.ndarray:
+    return np.full(LANES, default) if a is None else _lane_row(a, name, bool)
+
+
+def _blocks(rows: Sequence[tuple[str, Sequence[str]]], lanes_per_block: int) -> str:
+    """Right-aligned columns of per-lane cells, ``lanes_per_block`` lanes per block of lines."""
+    if lanes_per_block not in (8, 16, 32):
+        raise ValueError(f"lanes_per_block must be 8, 16 or 32; got {lanes_per_block!r}")
+    head = max(len(name) for name, _ in rows)
+    col = max(len(c) for _, cells in rows for c in cells)
+    out = []
+    for start in range(0, LANES, lanes_per_block):
+        sl = slice(start, start + lanes_per_block)
+        out += [f"{name:<{head}} |" + "".join(f" {c:>{col}}" for c in cells[sl]) for name, cells in rows]
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
+def _lanes_text(where: np.ndarray) -> str:
+    return " ".join(str(int(l)) for l in np.flatnonzero(where)) or "none"
+
+
+def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
+               lanes_per_block: int = 16) -> str:
+    """A plain-text table of one warp: lane -> value (and, for a ShuffleResult, src lane).
+
+    For a :class:`ShuffleResult` the rows are ``lane``, ``src`` (``-`` where the lane did not call)
+    and ``value`` (``undef`` where undefined), followed by lines naming the lanes that kept their
+    own value, read undefined values, or did not call. Floats get 6 significant digits.
+    """
+    if isinstance(result_or_values, ShuffleResult):
+        r = result_or_values
+        src = _lane_row(r.src_lane, "src_lane", np.int64)
+        defined = _lane_row(r.defined, "defined", bool)
+        values = _lane_row(r.values, "values")
+        rows = [("lane", [str(l) for l in LANE]),
+                ("src", [str(s) if s >= 0 else "-" for s in src]),
+                ("value", [format_value(v, fmt, 6) if d else UNDEF_TEXT for v, d in zip(values, defined)])]
+        notes = [f"kept own value: {_lanes_text(defined & (src == LANE))}",
+                 f"undefined: {_lanes_text(~defined & (src >= 0))}",
+                 f"did not call: {_lanes_text(src < 0)}"]
+        return _blocks(rows, lanes_per_block) + "\n" + "\n".join(notes)
+    values = _lane_row(result_or_values, "values")
+    rows = [("lane", [str(l) for l in LANE]), ("value", [format_value(v, fmt, 6) for v in values])]
+    return _blocks(rows, lanes_per_block)
+
+
+def mapping_text(result: ShuffleResult) -> str:
+    """One machine-readable line: ``src: s0 s1 ... s31`` (``-`` for a lane that did not call)."""
+    src = _lane_row(result.src_lane, "src_lane", np.int64)
+    return "src: " + " ".join(str(s) if s >= 0 else "-" for s in src)
+
+
+# ---------------------------------------------------------------- drawing one warp
+
+
+def draw_segments(ax: Axes, width: int, y0: float, y1: float) -> None:
+    """Shade the ``width``-lane segments of a warp as alternating bands from ``y0`` to ``y1``."""
+    if width not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"width must be a power of two in [1, 32] (1, 2, 4, 8, 16, 32); got {width!r}")
+    for s in range(LANES // width):
+        ax.add_patch(Rectangle((s * width - 0.5, y0), width, y1 - y0, facecolor=style.SEGMENT_BANDS[s % 2],
+                               edgecolor="none", zorder=0))
+
+
+def _value_text(ax: Axes, x: float, y: float, text: str, color: str) -> None:
+    """Write ``text`` in the lane box at (x, y) if it fits; an ellipsis says 'see the table'."""
+    if len(text) <= FIT_ACROSS:
+        ax.text(x, y, text, ha="center", va="center", fontsize=VALUE_SIZE, color=color, zorder=4)
+    elif len(text) <= FIT_ROTATED:
+        ax.text(x, y, text, ha="center", va="center", fontsize=SMALL_SIZE, color=color, rotation=90, zorder=4)
+    else:
+        ax.text(x, y, "…", ha="center", va="center", fontsize=VALUE_SIZE, color=color, zorder=4)
+
+
+def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: Optional[Any] = None,
+              in_mask: Optional[Any] = None, kept_own: Optional[Any] = None, result_lanes: Iterable[int] = (),
+              width: Optional[int] = None, title: Optional[str] = None, fmt: Fmt = None, y: float = 0.0,
+              label: Optional[str] = None, faded: Optional[Any] = None, fill: str = style.LANE_FILL,
+              numbers: Optional[str] = "below") -> list[Rectangle]:
+    """Draw one warp as a row of 32 lane boxes centred on height ``y``; return the boxes (lane order).
+
+    ``values`` (32,) are written in the boxes when they fit. Per-lane bool flags (default: the
+    ordinary case): ``defined`` False -> hatched, vermilion edge, "undef" instead of the number;
+    ``active`` False -> grey; ``in_mask`` False -> dashed outline; ``kept_own`` True -> orange
+    outline; ``faded`` True -> de-emphasised (a value nobody reads). ``result_lanes`` are filled
+    green, other lanes ``fill``. ``width`` shades the row's segments; ``label`` names the row at the
+    left; ``numbers`` puts lane numbers "below", "above" or nowhere (None). Lane l is centred on x = l.
+    """
+    vals = _lane_row(values, "values")
+    defined_, active_ = _flags(defined, "defined", True), _flags(active, "active", True)
+    in_mask_, kept_ = _flags(in_mask, "in_mask", True), _flags(kept_own, "kept_own", False)
+    faded_ = _flags(faded, "faded", False)
+    results = set(int(l) for l in result_lanes)
+    if width is not None:
+        draw_segments(ax, width, y - 0.55, y + 0.55)
+    boxes = []
+    for lane in range(LANES):
+        face, edge, lw, text_color = fill, style.BLACK, 0.6, style.BLACK
+        if lane in results:
+            face, text_color = style.RESULT, "white"
+        if not active_[lane]:
+            face, text_color = style.INACTIVE, "#555555"
+        if faded_[lane]:
+            face, edge, text_color = "white", style.INACTIVE, "#999999"
+        if kept_[lane]:
+            edge, lw = style.KEEPS_OWN, 1.2 if faded_[lane] else 2.2
+        hatch = None
+        if not defined_[lane]:
+            face, edge, hatch, lw, text_color = "white", style.UNDEFINED_EDGE, style.UNDEFINED_HATCH, 1.2, style.UNDEFINED_EDGE
+        box = Rectangle((lane - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H, facecolor=face, edgecolor=edge,
+                        linewidth=lw, hatch=hatch, zorder=2,
+                        linestyle=style.OUTSIDE_MASK_STYLE if not in_mask_[lane] else "-")
+        ax.add_patch(box)
+        boxes.append(box)
+        if defined_[lane]:
+            _value_text(ax, lane, y, format_value(vals[lane], fmt), text_color)
+        else:
+            # A white backing keeps the word readable over the hatching.
+            ax.text(lane, y, UNDEF_TEXT, ha="center", va="center", fontsize=UNDEF_SIZE, color=text_color,
+                    zorder=4, bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
+    if numbers:
+        dy = -(BOX_H / 2 + 0.18) if numbers == "below" else BOX_H / 2 + 0.18
+        for lane in range(LANES):
+            ax.text(lane, y + dy, str(lane), ha="center", va="center", fontsize=5.5, color="#444444")
+    if label:
+        ax.text(-0.75, y, label, ha="right", va="center", fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    _frame_lanes(ax)
+    return boxes
+
+
+def _frame_lanes(ax: Axes) -> None:
+    ax.set_xlim(-0.6, LANES - 0.4)
+    ax.set_axis_off()
+
+
+def draw_shuffle_arrows(ax: Axes, src_lane: Any, defined: Any, *, y_from: float, y_to: float,
+                        faded: Optional[Any] = None) -> int:
+    """Arrows from each destination's source lane (row ``y_from``) to the destination (row ``y_to``).
+
+    No arrow where a lane kept its own value or did not call (src -1). Reads that are undefined
+    are dashed vermilion; arrows into ``faded`` lanes are faint. Returns the number of arrows.
+    """
+    src = _lane_row(src_lane, "src_lane", np.int64)
+    defined_, faded_ = _lane_row(defined, "defined", bool), _flags(faded, "faded", False)
+    down = 1.0 if y_from > y_to else -1.0
+    count = 0
+    for dst in np.flatnonzero((src >= 0) & (src != LANE)):
+        ok = defined_[dst]
+        arrow = FancyArrowPatch((src[dst], y_from - down * BOX_H / 2), (dst, y_to + down * BOX_H / 2),
+                                arrowstyle="-|>", mutation_scale=7, shrinkA=0, shrinkB=1,
+                                color=style.ARROW if ok else style.UNDEFINED_EDGE,
+                                linestyle="-" if ok else "--", linewidth=0.9 if ok else 1.1,
+                                alpha=0.2 if faded_[dst] else 0.9, zorder=3)
+        ax.add_patch(arrow)
+        count += 1
+    return count
+
+
+# ---------------------------------------------------------------- legend and footer
+
+
+_LEGEND: dict[str, Callable[[], Any]] = {
+    "lane": lambda: Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="lane (value)"),
+    "arrow": lambda: Line2D([], [], color=style.ARROW, marker=">", markersize=4, label="shuffle: source → destination"),
+    "undef_arrow": lambda: Line2D([], [], color=style.UNDEFINED_EDGE, linestyle="--", label="read of an undefined value"),
+    "kept_own": lambda: Patch(facecolor=style.LANE_FILL, edgecolor=style.KEEPS_OWN, linewidth=2.2,
+                              label="kept its own value (no arrow)"),
+    "undefined": lambda: Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
+                               label="undefined"),
+    "inactive": lambda: Patch(facecolor=style.INACTIVE, edgecolor=style.BLACK, linewidth=0.6, label="inactive lane"),
+    "outside_mask": lambda: Patch(facecolor="white", edgecolor=style.BLACK, linestyle=style.OUTSIDE_MASK_STYLE,
+                                  label="outside the mask"),
+    "result": lambda: Patch(facecolor=style.RESULT, edgecolor=style.BLACK, linewidth=0.6, label="result"),
+    "faded": lambda: Patch(facecolor="white", edgecolor=style.INACTIVE, label="value nobody reads"),
+    "bit_set": lambda: Patch(facecolor=style.RESULT, edgecolor=style.BLACK, linewidth=0.6, label="bit set"),
+}
+
+
+def _legend(fig: Figure, keys: Sequence[str], *, width: Optional[int] = None, lane_label: Optional[str] = None,
+            y: float = 0.065) -> None:
+    handles = [_LEGEND[k]() for k in keys]
+    if lane_label:
+        handles[0].set_label(lane_label)
+    if width is not None and width < LANES:
+        handles.append(Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
+                             label=f"width-{width} segments (shaded)"))
+    fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, y), ncol=min(len(handles), 5),
+               fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
+
+
+def _footer(fig: Figure, source_label: str) -> None:
+    fig.text(0.005, 0.008, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
+
+
+def _new_figure(height: float) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(style.FIG_WIDTH, height))
+    ax = fig.add_axes((0.065, 0.2, 0.93, 0.68))
+    return fig, ax
+
+
+def figure_png(fig: Figure, dpi: int = 90) -> bytes:
+    """The figure rendered as PNG bytes (for ``ipywidgets.Image``)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- shuffles and ballots
+
+
+def shuffle_figure(values: Any, result: ShuffleResult, *, op_label: str, width: int, mask: int,
+                   active: Optional[Any], source_label: str) -> Figure:
+    """Before/after rows of one warp's shuffle, with an arrow from each destination's source lane.
+
+    ``values`` (32,) is the input, ``result`` what :mod:`helpers.warp` returned for it (one warp),
+    ``mask`` the member mask, ``active`` the active lanes (None: all). Lanes that did not run the
+    shuffle because they are inactive still hold their old value after it (drawn grey); an active
+    lane outside ``mask`` gets an undefined result. ``source_label`` names the engine in the footer.
+    """
+    vals = _lane_row(values, "values")
+    act = _flags(active, "active", True)
+    in_mask = ((int(mask) >> LANE) & 1).astype(bool)
+    src = _lane_row(result.src_lane, "src_lane", np.int64)
+    defined = _lane_row(result.defined, "defined", bool)
+    kept = defined & (src == LANE)
+    after = np.where(act, _lane_row(result.values, "result.values"), vals)
+    fig, ax = _new_figure(3.7)
+    top = ROW_GAP
+    draw_segments(ax, width, -0.6, top + 0.6)
+    draw_warp(ax, vals, active=act, in_mask=in_mask, y=top, label="before", numbers="above", fmt=None)
+    draw_warp(ax, after, defined=defined | ~act, active=act, in_mask=in_mask, kept_own=kept, y=0.0,
+              label="after", numbers="below")
+    n_arrows = draw_shuffle_arrows(ax, src, defined, y_from=top, y_to=0.0)
+    ax.set_ylim(-0.85, top + 0.85)
+    ax.set_title(f"{op_label}    (width {width}, mask 0x{int(mask):08X}, {int(act.sum())} active lanes)", fontsize=9)
+    present = {"arrow": n_arrows > 0, "undef_arrow": bool((~defined & (src >= 0) & (src != LANE)).any()),
+               "kept_own": bool(kept.any()), "undefined": bool((~defined & act).any()),
+               "inactive": bool((~act).any()), "outside_mask": bool((~in_mask).any())}
+    _legend(fig, ["lane", *(k for k, shown in present.items() if shown)], width=width)
+    _footer(fig, source_label)
+    return fig
+
+
+def ballot_bits(result: int) -> np.ndarray:
+    """(32,) bool: bit l of the 32-bit ``result`` (lane l's bit)."""
+    return ((int(result) >> LANE) & 1).astype(bool)
+
+
+def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: int, source_label: str, *,
+                  values: Optional[Any] = None, fmt: Fmt = None) -> Figure:
+    """One warp's ``__ballot_sync``: per-lane predicate, the bit strip (lane l <-> bit l), the result.
+
+    The bits are drawn from ``result`` (what the backend returned), not recomputed, in lane order
+    under their lanes; the result is also written in hex and in binary (bit 31 first). ``values``,
+    when given, adds a row with the data the predicate was computed from.
+    """
+    pred = _lane_row(predicate, "predicate") != 0
+    act = _flags(active, "active", True)
+    in_mask = ((int(mask) >> LANE) & 1).astype(bool)
+    bits = ballot_bits(result)
+    rows = 3 if values is not None else 2
+    fig = Figure(figsize=(style.FIG_WIDTH, 0.85 * rows + 1.7))
+    ax = fig.add_axes((0.075, 0.33, 0.92, 0.55))
+    y = 0.0
+    draw_warp(ax, bits.astype(int), active=act, in_mask=in_mask, result_lanes=np.flatnonzero(bits), fill="white",
+              y=y, label="ballot bit", numbers="below")
+    draw_warp(ax, pred.astype(int), active=act, in_mask=in_mask, y=y + 1.25, label="predicate", numbers=None)
+    top = y + 1.25
+    if values is not None:
+        top += 1.25
+        draw_warp(ax, _lane_row(values, "values"), active=act, in_mask=in_mask, y=top, label="value",
+                  numbers=None, fmt=fmt)
+    for lane in range(LANES):   # lane l feeds bit l
+        ax.plot([lane, lane], [y + BOX_H / 2, y + 1.25 - BOX_H / 2], color="#888888", linewidth=0.5, zorder=1)
+        ax.text(lane, top + BOX_H / 2 + 0.2, str(lane), ha="center", va="center", fontsize=5.5, color="#444444")
+    ax.text(-0.75, top + BOX_H / 2 + 0.2, "lane", ha="right", va="center", fontsize=7)
+    ax.text(-0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", va="center", fontsize=7)
+    ax.set_ylim(y - 0.75, top + 0.75)
+    ax.set_title(f"__ballot_sync(0x{int(mask):08X}, predicate): lane l sets bit l "
+                 f"(if it is active, in the mask and its predicate is true)", fontsize=9)
+    binary = " ".join(f"{int(result):032b}"[i:i + 4] for i in range(0, 32, 4))
+    fig.text(0.5, 0.2, f"result = 0x{int(result):08X} = 0b {binary}   (written bit 31 … bit 0; "
+             f"the strip above is in lane order, bit 0 at the left)", ha="center", fontsize=8, family="monospace")
+    present = {"inactive": bool((~act).any()), "outside_mask": bool((~in_mask).any())}
+    _legend(fig, ["lane", "bit_set", *(k for k, shown in present.items() if shown)], lane_label="lane / bit",
+            y=0.11)
+    _footer(fig, source_label)
+    return fig
+
+
+# ---------------------------------------------------------------- traces
+
+
+def held_defined(trace: Any) -> np.ndarray:
+    """(n_steps, n_warps, 32) bool: is the value a lane holds after each step defined.
+
+    A lane's value stays defined while everything that went into it was: at step k it combines its
+    own previous value with what it received from ``src_lane`` (when it called), so it is undefined
+    once the read was undefined or the source lane's value already was. Inactive lanes that did not
+    call keep what they held.
+    """
+    d = np.empty(trace.held.shape, bool)
+    d[0] = trace.defined[0] | ~trace.active[0]
+    for k in range(1, trace.n_steps):
+        src = trace.src_lane[k]
+        called = src >= 0
+        src_ok = np.take_along_axis(d[k - 1], np.where(called, src, 0), axis=1)
+        got = trace.defined[k] & src_ok
+        d[k] = d[k - 1] & np.where(called, got, ~trace.active[k] | trace.defined[k])
+    return d
+
+
+def result_lanes_of(trace: Any) -> tuple[int, ...]:
+    """The lanes holding the final result: ``trace.meta["result_lanes"]`` if given, else lane 0."""
+    return tuple(int(l) for l in trace.meta.get("result_lanes", (0,)))
+
+
+def meaningful_lanes(trace: Any, result_lanes: Optional[Sequence[int]] = None) -> np.ndarray:
+    """(n_steps, n_warps, 32) bool: the lanes whose value at each step still flows to the result.
+
+    Walks the ``src_lane`` graph backwards from ``result_lanes`` (default :func:`result_lanes_of`)
+    at the last step: a lane's value matters at step k-1 if the lane itself matters at step k (it
+    combines its own value, as reductions and scans do) or a lane that matters read it at step k.
+    The rest are "values nobody reads".
+    """
+    lanes = result_lanes_of(trace) if result_lanes is None else tuple(result_lanes)
+    m = np.zeros(trace.held.shape, bool)
+    m[-1][:, list(lanes)] = True
+    for k in range(trace.n_steps - 1, 0, -1):
+        m[k - 1] = m[k]
+        for w in range(trace.n_warps):
+            src = trace.src_lane[k, w]
+            m[k - 1, w, src[m[k, w] & (src >= 0)]] = True
+    return m
+
+
+def _frame_steps(n_steps: int) -> list[int]:
+    """Every step if there are at most MAX_FRAMES; else MAX_FRAMES evenly spaced, first and last kept."""
+    if n_steps <= MAX_FRAMES:
+        return list(range(n_steps))
+    return sorted(set(np.linspace(0, n_steps - 1, MAX_FRAMES).round().astype(int).tolist()))
+
+
+def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: np.ndarray,
+                     hdef: np.ndarray) -> None:
+    """Draw ``step`` of ``trace`` on the (cleared) figure: previous and current held values, arrows."""
+    ax = fig.add_axes((0.065, 0.2, 0.93, 0.68))
+    last = trace.n_steps - 1
+    results = result_lanes_of(trace) if step == last else ()
+    k = step
+    act, in_mask = trace.active[k, warp], trace.in_mask[k, warp]
+    faded_now = ~meaningful[k, warp]
+    if k > 0:
+        prev_faded = ~meaningful[k - 1, warp]
+        draw_warp(ax, trace.held[k - 1, warp], defined=hdef[k - 1, warp], active=trace.active[k - 1, warp],
+                  in_mask=trace.in_mask[k - 1, warp], faded=prev_faded, y=ROW_GAP,
+                  label="before", numbers="above")
+        src = trace.src_lane[k, warp]
+        kept = trace.defined[k, warp] & (src == LANE)
+        draw_shuffle_arrows(ax, src, trace.defined[k, warp], y_from=ROW_GAP, y_to=0.0, faded=faded_now)
+    else:
+        kept = np.zeros(LANES, bool)
+        ax.text(LANES / 2 - 0.5, ROW_GAP, "the input: what each lane holds before the first step",
+                ha="center", va="center", fontsize=8, color="#444444")
+    draw_warp(ax, trace.held[k, warp], defined=hdef[k, warp], active=act, in_mask=in_mask, kept_own=kept,
+              faded=faded_now, result_lanes=results, y=0.0, label="after" if k else "input", numbers="below")
+    ax.set_ylim(-0.85, ROW_GAP + 0.85)
+    warp_note = f", warp {warp}" if trace.n_warps > 1 else ""
+    ax.set_title(f"{trace.title}{warp_note} — step {k} of {last}: {trace.labels[k]}", fontsize=9)
+    lane_word = "lane" if len(result_lanes_of(trace)) == 1 else "lanes"
+    targets = " ".join(map(str, result_lanes_of(trace)))
+    keys = ["lane", "arrow", "faded"] + (["result"] if results else [])
+    keys += ["kept_own"] if kept.any() else []
+    keys += ["undefined"] if (~hdef[k, warp]).any() else []
+    _legend(fig, keys, lane_label=f"partial that flows to {lane_word} {targets}")
+    _footer(fig, trace.source)
+
+
+def trace_figure(trace: Any, step: int, *, warp: int = 0) -> Figure:
+    """One step of a :class:`~helpers.trace.Trace` as a figure (the same picture as an animation frame).
+
+    Shows what the lanes held before and after ``step``, that step's shuffle arrows from
+    ``src_lane``, the meaningful partials (see :func:`meaningful_lanes`) against the faded values
+    nobody reads, and the result lanes in green at the last step.
+    """
+    _check_step(trace, step, warp)
+    fig = Figure(figsize=(style.FIG_WIDTH, 3.7))
+    _draw_trace_step(fig, trace, step, warp, meaningful_lanes(trace), held_defined(trace))
+    return fig
+
+
+def _check_step(trace: Any, step: int, warp: int) -> None:
+    if not 0 <= step < trace.n_steps:
+        raise ValueError(f"step must be in [0, {trace.n_steps - 1}] for this trace; got {step!r}")
+    if not 0 <= warp < trace.n_warps:
+        raise ValueError(f"warp must be in [0, {trace.n_warps - 1}] for this trace; got {warp!r}")
+
+
+def trace_animation(trace: Any, *, interval: int = 800, warp: int = 0) -> FuncAnimation:
+    """An animation of ``trace`` with one frame per step (at most 60 frames; longer traces are sampled).
+
+    Display it with ``IPython.display.HTML(animation_html(anim))`` in a cell marked
+    ``# NBVAL_IGNORE_OUTPUT`` (the HTML embeds frames that differ byte for byte between runs).
+    """
+    _check_step(trace, 0, warp)
+    fig = Figure(figsize=(style.FIG_WIDTH, 3.7))
+    meaningful, hdef = meaningful_lanes(trace), held_defined(trace)
+
+    def draw(step: int) -> list:
+        fig.clear()
+        _draw_trace_step(fig, trace, step, warp, meaningful, hdef)
+        return []
+
+    return FuncAnimation(fig, draw, frames=_frame_steps(trace.n_steps), interval=interval, blit=False,
+                         repeat=True, cache_frame_data=False)
+
+
+def animation_html(anim: FuncAnimation) -> str:
+    """The animation as self-contained HTML with play / step controls (``anim.to_jshtml()``)."""
+    return anim.to_jshtml()
+
+
+def trace_table(trace: Any, *, warp: int = 0, fmt: Fmt = None, lanes_per_block: int = 16) -> str:
+    """A plain-text table of ``trace``: one row per step (its label), one column per lane.
+
+    Held values after each step; ``undef`` where undefined (see :func:`held_defined`). Lanes are
+    split into blocks of ``lanes_per_block`` to keep lines short. Deterministic: nothing about the
+    engine that produced the trace is printed.
+    """
+    _check_step(trace, 0, warp)
+    hdef = held_defined(trace)
+    rows = [("lane", [str(l) for l in LANE])]
+    for k in range(trace.n_steps):
+        cells = [format_value(v, fmt, 6) if d else UNDEF_TEXT for v, d in zip(trace.held[k, warp], hdef[k, warp])]
+        rows.append((f"{k} {trace.labels[k]}", cells))
+    return _blocks(rows, lanes_per_block)
