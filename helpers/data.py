@@ -44,3 +44,24 @@ def label(stamp: dict[str, Any]) -> str:
     """A short provenance label, e.g. ``recorded on NVIDIA H200 (driver 580.159.04, CuPy 14.2.0), 2026-11-30``."""
     return (f"recorded on {stamp.get('gpu', '?')} (driver {stamp.get('driver', '?')}, "
             f"CuPy {stamp.get('cupy_version', '?')}), {stamp.get('date', '?')}")
+
+
+def catalog() -> list[dict[str, str]]:
+    """One row per recording in ``data/``: file, GPU, driver, CuPy, date (for notebook 00's table)."""
+    rows = []
+    for p in sorted(DATA_DIR.glob("*.json")):
+        s = json.loads(p.read_text()).get("stamp", {})
+        rows.append({"file": f"data/{p.name}", "gpu": s.get("gpu", "?"), "driver": s.get("driver", "?"),
+                     "cupy": s.get("cupy_version", "?"), "date": s.get("date", "?")})
+    return rows
+
+
+def catalog_text() -> str:
+    """:func:`catalog` as an aligned plain-text table (deterministic, for nbval)."""
+    rows = catalog()
+    if not rows:
+        return "No recordings yet: run `python -m helpers.record` on a GPU."
+    cols = ("file", "gpu", "driver", "cupy", "date")
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in cols}
+    line = lambda r: "  ".join(r[c].ljust(widths[c]) for c in cols).rstrip()  # noqa: E731
+    return "\n".join([line({c: c for c in cols})] + [line(r) for r in rows])
