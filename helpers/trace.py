@@ -155,7 +155,7 @@ def run_traced(kernel_file: str, name_expression: str, n_steps: int, n_threads: 
 
     from . import kernels
 
-    exprs = (*(tuple(name_expressions) or (name_expression,)), "warplab::trace_sink")
+    exprs = tuple(name_expressions) or (name_expression,)
     mod = kernels.module(kernel_file, exprs, ("WARPLAB_TRACE", *defines))
     held = cupy.full((n_steps, n_threads), np.nan)
     received = cupy.full((n_steps, n_threads), np.nan)
@@ -164,7 +164,7 @@ def run_traced(kernel_file: str, name_expression: str, n_steps: int, n_threads: 
                               ("n_steps", "i4"), ("pad", "i4")])
     sink["held"], sink["received"], sink["src"] = held.data.ptr, received.data.ptr, src.data.ptr
     sink["n_slots"], sink["n_steps"] = n_threads, n_steps
-    ptr = mod.get_global("warplab::trace_sink")
+    ptr = mod.get_global("warplab_trace_sink")
     ptr.copy_from_host(sink.ctypes.data, sink.nbytes)
     mod.get_function(name_expression)((grid,), (block,), tuple(args), shared_mem=shared_mem)
     cupy.cuda.get_current_stream().synchronize()

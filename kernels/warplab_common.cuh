@@ -20,16 +20,21 @@ struct TraceSink {
     long long n_slots;
     int n_steps;
 };
-__device__ TraceSink trace_sink;
+}  // namespace warplab
+
+// At global scope so that its symbol is the plain, unmangled name the host looks up.
+__device__ warplab::TraceSink warplab_trace_sink;
+
+namespace warplab {
 
 template <typename T>
 __device__ __forceinline__ void trace_step(int step, T held, T received, int src) {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (step >= trace_sink.n_steps || t >= trace_sink.n_slots) return;
-    const long long at = step * trace_sink.n_slots + t;
-    trace_sink.held[at] = static_cast<double>(held);
-    trace_sink.received[at] = static_cast<double>(received);
-    trace_sink.src[at] = src;
+    if (step >= warplab_trace_sink.n_steps || t >= warplab_trace_sink.n_slots) return;
+    const long long at = step * warplab_trace_sink.n_slots + t;
+    warplab_trace_sink.held[at] = static_cast<double>(held);
+    warplab_trace_sink.received[at] = static_cast<double>(received);
+    warplab_trace_sink.src[at] = src;
 }
 #define WARPLAB_TRACE_STEP(step, held, received, src) \
     ::warplab::trace_step((step), (held), (received), (src))
