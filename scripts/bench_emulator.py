@@ -1,0 +1,51 @@
+"""Speed of the emulator and of ``import helpers`` (a benchmark, not a test).
+
+    python scripts/bench_emulator.py
+
+Targets (issue: foundation): one emulated shuffle on 1 warp < 1 ms, on 1024 warps < 20 ms;
+``import helpers`` < 1 s on a machine without a GPU. Prints medians of repeated runs.
+"""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from helpers import warp  # noqa: E402
+
+
+def median_ms(fn, repeat: int = 50) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    for n_warps, target in ((1, 1.0), (1024, 20.0)):
+        v = rng.random((n_warps, 32)).astype(np.float32)
+        active = rng.random((n_warps, 32)) < 0.9
+        for name, fn in (("shfl_down", lambda: warp.shfl_down(v, 3, 16, backend="emulator", active=active)),
+                         ("shfl_idx", lambda: warp.shfl_idx(v, 5, backend="emulator")),
+                         ("ballot", lambda: warp.ballot(v > 0.5, backend="emulator"))):
+            ms = median_ms(fn)
+            print(f"{name:10s} {n_warps:5d} warp(s): {ms:7.3f} ms  (target < {target} ms) {'ok' if ms < target else 'SLOW'}")
+    code = "import time; t = time.perf_counter(); import helpers.warp, helpers.trace; print(time.perf_counter() - t)"
+    runs = [float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True).stdout)
+            for _ in range(5)]
+    print(f"import helpers: {statistics.median(runs) * 1e3:.0f} ms  (target < 1000 ms)")
+
+
+if __name__ == "__main__":
+    main()
