@@ -4,22 +4,39 @@
 2, 1; afterwards lane 0 holds the sum of its warp. On the cupy backend the instrumented kernel
 (built with ``-DWARPLAB_TRACE``) records every lane at every step; on the emulator the same steps
 are replayed with :func:`helpers.emulator.shuffle`. Both give the same :class:`~helpers.trace.Trace`.
+
+The generic trees (``WarpReduce`` / ``WarpAllReduce`` in kernels/warp_reduce.cuh, kernels in
+kernels/warp_reduce_ops.cu) take any operator of :data:`OPS` and any logical warp width:
+
+* :func:`warp_reduce_trace` / :func:`warp_reduce`: the shuffle-down tree (``tree="down"``: lane 0
+  of each width-lane segment holds the result) or the xor butterfly (``tree="xor"``: every lane
+  does), over ``n_valid`` values per segment: padded with the operator's identity
+  (``partial="pad"``, correct) or the seed's way, a ballot-shrunk mask (``partial="ballot"``:
+  reads from lanes outside the mask are undefined, and so is everything computed from them).
+* :func:`library_reduce` / :func:`compare_methods`: the same reduction by ``__reduce_*_sync``,
+  ``cooperative_groups::reduce`` and ``cub::WarpReduce``.
+* :func:`reference`: the NumPy reference for every operator; :func:`float_order`: how far a
+  float32 tree sum lands from the sequential sum and from a float64 reference.
+
+Undefined values in traces and results are stored as 0 and flagged (``Trace.defined`` is False where
+the value a lane received is undefined: the read itself was, or the source lane held an undefined
+value), so that they are never shown as numbers; the cupy backend takes these flags from the
+emulator, since hardware cannot tell a defined value from a lucky one.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 import numpy as np
 
 from . import backend as _backend
-from . import emulator, params
+from . import emulator, kernels, params
 from .trace import Recorder, Trace, gpu_source, run_traced
 
 OFFSETS: tuple[int, ...] = (16, 8, 4, 2, 1)
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
-WARP_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
-    "warp_reduce_sum": tuple(f"warp_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
-}
 
 
 def _labels() -> tuple[str, ...]:
@@ -68,3 +85,417 @@ def warp_reduce_sum(values: Any, backend: Optional[str] = None) -> Any:
     t = warp_reduce_sum_trace(values, backend)
     out = t.held[-1, :, 0]
     return out[0] if np.ndim(values) == 1 else out
+
+
+# ---------------------------------------------------------------- operators and references
+
+OPS: tuple[str, ...] = ("sum", "max", "min", "bit_and", "bit_or", "bit_xor")
+BITWISE_OPS: tuple[str, ...] = ("bit_and", "bit_or", "bit_xor")
+TREES: tuple[str, ...] = ("down", "xor")
+PARTIALS: tuple[str, ...] = ("pad", "ballot")
+LIBRARY_METHODS: tuple[str, ...] = ("intrinsic", "cg", "cub")
+METHODS: tuple[str, ...] = TREES + LIBRARY_METHODS
+_CPP_OPS = {"sum": "Sum", "max": "Max", "min": "Min", "bit_and": "BitAnd", "bit_or": "BitOr", "bit_xor": "BitXor"}
+_INT_DTYPES = ("int32", "uint32")
+
+
+def check_op(op: Any, dtype: Any) -> str:
+    """``op`` validated for ``dtype``: one of :data:`OPS`; the bitwise ones need an integer dtype."""
+    if op not in OPS:
+        raise ValueError(f"op must be one of {', '.join(map(repr, OPS))}; got {op!r}")
+    if op in BITWISE_OPS and np.dtype(dtype).name not in _INT_DTYPES:
+        raise ValueError(f"op {op!r} needs an integer dtype ({', '.join(_INT_DTYPES)}); got {np.dtype(dtype)}")
+    return op
+
+
+def cpp_op(op: str, dtype: Any) -> str:
+    """The C++ functor for ``op`` on ``dtype``, e.g. ``warplab::ops::Max<float>``."""
+    return f"warplab::ops::{_CPP_OPS[op]}<{_CTYPES[np.dtype(dtype).name]}>"
+
+
+def identity(op: str, dtype: Any) -> np.generic:
+    """The value that ``op`` leaves unchanged (what padded lanes hold): as ``Op::identity()`` in C++."""
+    dt = np.dtype(dtype)
+    if op in ("sum", "bit_or", "bit_xor"):
+        return dt.type(0)
+    if op == "bit_and":
+        return np.array(-1).astype(dt)[()]              # all bits set
+    if dt.kind == "f":
+        return dt.type(-np.inf if op == "max" else np.inf)
+    info = np.iinfo(dt)
+    return dt.type(info.min if op == "max" else info.max)
+
+
+def combine(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``op(a, b)`` elementwise in ``a``'s dtype, as the C++ functors compute it (integer sums wrap)."""
+    a, b = np.asarray(a), np.asarray(b, dtype=np.asarray(a).dtype)
+    if op == "sum":
+        with np.errstate(over="ignore"):
+            return (a + b).astype(a.dtype)
+    if op == "max":
+        return np.where(a < b, b, a)
+    if op == "min":
+        return np.where(b < a, b, a)
+    return {"bit_and": np.bitwise_and, "bit_or": np.bitwise_or, "bit_xor": np.bitwise_xor}[op](a, b)
+
+
+def reference(values: Any, op: str = "sum", axis: int = -1) -> np.ndarray:
+    """NumPy's answer for ``op`` over ``axis``, in the values' dtype.
+
+    Integer sums are exact modulo 2**32 (as the hardware wraps); float sums are accumulated in float64
+    and rounded once, so a float32 tree may differ from it in the last bits (see :func:`float_order`).
+    """
+    v = np.asarray(values)
+    check_op(op, v.dtype)
+    if op == "sum":
+        if v.dtype.kind == "f":
+            return v.astype(np.float64).sum(axis=axis).astype(v.dtype)
+        wide = v.astype(np.int64).sum(axis=axis)
+        return (wide & 0xFFFFFFFF).astype(np.uint32).view(np.int32 if v.dtype == np.int32 else np.uint32)
+    fn = {"max": np.max, "min": np.min, "bit_and": np.bitwise_and.reduce, "bit_or": np.bitwise_or.reduce,
+          "bit_xor": np.bitwise_xor.reduce}[op]
+    return np.asarray(fn(v, axis=axis)).astype(v.dtype)
+
+
+def _ops_for(dtype: str) -> tuple[str, ...]:
+    return OPS if dtype in _INT_DTYPES else tuple(o for o in OPS if o not in BITWISE_OPS)
+
+
+def _op_exprs(template: str, dtypes: tuple[str, ...] = tuple(_CTYPES)) -> tuple[str, ...]:
+    return tuple(template.format(t=_CTYPES[d], op=cpp_op(o, d)) for d in dtypes for o in _ops_for(d))
+
+
+WARP_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
+    "warp_reduce_sum": tuple(f"warp_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
+    "warp_reduce_ops": (
+        *_op_exprs("warp_reduce_kernel<{t}, {op}, false>"),
+        *_op_exprs("warp_reduce_kernel<{t}, {op}, true>"),
+        *_op_exprs("warp_reduce_intrinsic_kernel<{t}, {op}>", _INT_DTYPES),
+        *_op_exprs("warp_reduce_cg_kernel<{t}, {op}>"),
+        *_op_exprs("warp_reduce_cub_kernel<{t}, {op}>"),
+    ),
+}
+# The seed's ballot-mask partial warp lives in kernels/seed_block_reduce.cu (registered by
+# helpers.block_reduce); these are its instantiations that this module launches.
+SEED_PARTIAL_KERNELS: tuple[str, ...] = _op_exprs("seed_partial_warp_kernel<{t}, {op}>")
+
+
+# ---------------------------------------------------------------- generic trees
+
+def _offsets(width: int) -> tuple[int, ...]:
+    return tuple(width >> k for k in range(1, width.bit_length()))
+
+
+def _n_valid(n_valid: Any, width: int) -> int:
+    if n_valid is None:
+        return width
+    if not params._is_int(n_valid) or not 1 <= int(n_valid) <= width:
+        raise ValueError(f"n_valid must be an integer in [1, width] = [1, {width}] (values per segment); "
+                         f"got {n_valid!r}")
+    return int(n_valid)
+
+
+@dataclass(frozen=True)
+class _Config:
+    """A validated warp-reduce configuration."""
+
+    values: np.ndarray          # (n_warps, 32)
+    squeeze: bool               # the caller passed (32,)
+    op: str
+    width: int
+    tree: str
+    n_valid: int
+    partial: str
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        return _offsets(self.width)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return ("input", *(f"shfl_{self.tree} {o}" for o in self.offsets))
+
+    @property
+    def valid(self) -> np.ndarray:
+        """(n_warps, 32): lanes that load a value (position in their segment < n_valid)."""
+        return np.broadcast_to(emulator.LANE % self.width < self.n_valid, self.values.shape)
+
+    @property
+    def result_lanes(self) -> tuple[int, ...]:
+        if self.tree == "xor":
+            return tuple(range(params.LANES))
+        return tuple(range(0, params.LANES, self.width))
+
+    @property
+    def title(self) -> str:
+        if self.partial == "ballot":
+            return f"seed: ballot-mask WarpReduce ({self.op}, {self.n_valid} of 32 lanes)"
+        fn = "WarpReduce" if self.tree == "down" else "WarpAllReduce"
+        return f"{fn}<{_CTYPES[self.values.dtype.name]}, {_CPP_OPS[self.op]}, {self.width}>"
+
+
+def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: str,
+            backend: Optional[str]) -> _Config:
+    params.backend(backend)
+    v = params.values(values)
+    w = params.width(width)
+    if tree not in TREES:
+        raise ValueError(f"tree must be one of {', '.join(map(repr, TREES))}; got {tree!r}")
+    if partial not in PARTIALS:
+        raise ValueError(f"partial must be one of {', '.join(map(repr, PARTIALS))}; got {partial!r}")
+    if partial == "ballot" and (tree != "down" or w != params.LANES):
+        raise ValueError(f"partial='ballot' is the seed's shuffle-down code for a whole warp: it needs "
+                         f"tree='down' and width=32; got tree={tree!r}, width={w}")
+    return _Config(v.reshape(-1, params.LANES), v.ndim == 1, check_op(op, v.dtype), w, tree, _n_valid(n_valid, w),
+                   partial)
+
+
+def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Trace, np.ndarray]:
+    """Replay the tree on the emulator: the trace, and per step which lanes hold a defined value.
+
+    ``offsets`` overrides the order of the shuffle-down offsets (CUB's tree runs 1, 2, ..., 16).
+    """
+    offsets = c.offsets if offsets is None else offsets
+    v, dtype = c.values, c.values.dtype
+    full = np.full(v.shape[0], params.FULL_MASK, np.uint32)
+    if c.partial == "pad":
+        active = np.ones(v.shape, bool)
+        mask = full
+        held = np.where(c.valid, v, identity(c.op, dtype)).astype(dtype)
+    else:
+        active = c.valid.copy()
+        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool))
+        held = np.where(active, v, 0).astype(dtype)
+    meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
+            "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
+            "offsets": list(offsets), "result_lanes": list(c.result_lanes)}
+    rec = Recorder(held, c.title, active=active, mask=mask, meta=meta)
+    ok = active.copy()
+    held_ok = [ok]
+    mode = "down" if c.tree == "down" else "xor"
+    for offset in offsets:
+        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active)
+        src_ok = np.take_along_axis(ok, np.where(r.src_lane >= 0, r.src_lane, 0), axis=1)
+        got_ok = r.defined & src_ok
+        held = np.where(active, combine(c.op, held, r.values), held)
+        ok = ok & (~active | got_ok)
+        held_ok.append(ok)
+        received = np.where(got_ok, r.values, np.zeros((), dtype))
+        rec.step(f"shfl_{mode} {offset}", np.where(ok, held, np.zeros((), dtype)),
+                 replace(r, values=received, defined=got_ok), mask, active)
+    return rec.trace(), np.stack(held_ok)
+
+
+def _kernel_file(c: _Config) -> str:
+    return "seed_block_reduce" if c.partial == "ballot" else "warp_reduce_ops"
+
+
+def _kernel(c: _Config) -> tuple[str, tuple[str, ...]]:
+    """(name expression, the file's registered expressions) of the kernel running ``c``."""
+    t, op = _CTYPES[c.values.dtype.name], cpp_op(c.op, c.values.dtype)
+    if c.partial == "ballot":
+        return f"seed_partial_warp_kernel<{t}, {op}>", SEED_PARTIAL_KERNELS
+    return (f"warp_reduce_kernel<{t}, {op}, {'true' if c.tree == 'xor' else 'false'}>",
+            WARP_REDUCE_KERNELS["warp_reduce_ops"])
+
+
+def _gpu_args(c: _Config, d_in: Any, d_out: Any) -> tuple:
+    if c.partial == "ballot":
+        return (d_in, np.int32(c.n_valid), d_out)
+    return (d_in, np.int32(c.width), np.int32(c.n_valid), d_out)
+
+
+def _gpu_trace(c: _Config, emulated: Trace, held_ok: np.ndarray) -> Trace:
+    import cupy
+
+    n_warps = c.values.shape[0]
+    expr, exprs = _kernel(c)
+    d_in = cupy.asarray(c.values)
+    d_out = cupy.zeros_like(d_in)
+    held, received, src = run_traced(_kernel_file(c), expr, emulated.n_steps, n_warps * params.LANES, n_warps,
+                                     params.LANES, _gpu_args(c, d_in, d_out), name_expressions=exprs)
+    shape = emulated.held.shape
+    dtype = c.values.dtype
+
+    def values(a: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        a = a.reshape(shape)
+        return np.where(ok, np.nan_to_num(a), 0).astype(dtype)
+
+    d = emulated.defined
+    return replace(emulated, source=gpu_source(), held=values(held, held_ok), received=values(received, d),
+                   src_lane=np.where(d, src.reshape(shape), emulated.src_lane).astype(np.int32))
+
+
+def warp_reduce_trace(values: Any, op: str = "sum", width: int = 32, tree: str = "down",
+                      n_valid: Optional[int] = None, partial: str = "pad", backend: Optional[str] = None) -> Trace:
+    """Trace a warp reduce tree: step 0 is the input, then one step per shuffle (log2(width) of them).
+
+    ``values``: (32,) or (n_warps, 32), int32/uint32/float32/float64. Each width-lane segment
+    reduces its first ``n_valid`` values (default: all). ``partial="pad"`` gives the other lanes
+    the identity and keeps the full mask; ``partial="ballot"`` (tree "down", width 32 only) is the
+    seed's way: lanes >= n_valid do not call (inactive), the mask comes from ``__ballot_sync``, and
+    reads from outside it are flagged undefined. ``meta["result_lanes"]`` names the lanes that hold
+    the result. On the cupy backend the values come from the instrumented kernel.
+    """
+    c = _config(values, op, width, tree, n_valid, partial, backend)
+    trace, held_ok = _emulate(c)
+    if _backend.resolve(backend) == "cupy":
+        return _gpu_trace(c, trace, held_ok)
+    return trace
+
+
+@dataclass(frozen=True)
+class WarpReduceResult:
+    """What every lane returned from a warp reduction, and who holds the answer.
+
+    values:   (n_warps, 32) each lane's return value; 0 where ``defined`` is False.
+    defined:  (n_warps, 32) the value is defined (no undefined read went into it, and the method
+              defines a value there at all).
+    holders:  (n_warps, 32) the lanes the method promises hold their segment's result.
+    expected: (n_warps, 32 // width) NumPy's answer per segment (:func:`reference`).
+    """
+
+    method: str
+    op: str
+    width: int
+    values: np.ndarray
+    defined: np.ndarray
+    holders: np.ndarray
+    expected: np.ndarray
+
+    @property
+    def result(self) -> np.ndarray:
+        """(n_warps, 32 // width): the result read from the first lane of each segment (0 if undefined)."""
+        return self.values[:, ::self.width]
+
+    @property
+    def result_defined(self) -> np.ndarray:
+        return self.defined[:, ::self.width]
+
+    @property
+    def correct(self) -> bool:
+        """Every holder has a defined value equal (bit for bit) to the reference of its segment."""
+        seg = np.repeat(self.expected, self.width, axis=1)
+        return bool(np.all(~self.holders | (self.defined & (self.values == seg))))
+
+
+def _expected(c: _Config) -> np.ndarray:
+    segs = c.values.reshape(c.values.shape[0], -1, c.width)[:, :, :c.n_valid]
+    return reference(segs, c.op, axis=-1)
+
+
+def _run_gpu(file: str, expr: str, exprs: tuple[str, ...], v: np.ndarray, extra: tuple = ()) -> np.ndarray:
+    import cupy
+
+    d_in = cupy.asarray(v)
+    d_out = cupy.zeros_like(d_in)
+    n_warps = v.shape[0]
+    kernels.module(file, exprs).get_function(expr)((n_warps,), (params.LANES,), (d_in, *extra, d_out))
+    cupy.cuda.get_current_stream().synchronize()
+    return cupy.asnumpy(d_out)
+
+
+def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down",
+                n_valid: Optional[int] = None, partial: str = "pad",
+                backend: Optional[str] = None) -> WarpReduceResult:
+    """Run a warp reduce tree (see :func:`warp_reduce_trace` for the parameters) and return every lane.
+
+    On the cupy backend the plain (uninstrumented) kernel runs; ``defined`` comes from the emulator.
+    """
+    c = _config(values, op, width, tree, n_valid, partial, backend)
+    trace, held_ok = _emulate(c)
+    ok = held_ok[-1]
+    out = trace.held[-1]
+    if _backend.resolve(backend) == "cupy":
+        expr, exprs = _kernel(c)
+        got = _run_gpu(_kernel_file(c), expr, exprs, c.values, _gpu_args(c, None, None)[1:-1])
+        out = np.where(ok, got, 0).astype(c.values.dtype)
+    holders = np.zeros(c.values.shape, bool)
+    holders[:, list(c.result_lanes)] = True
+    method = "ballot" if c.partial == "ballot" else c.tree
+    return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c))
+
+
+def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Optional[str] = None) -> WarpReduceResult:
+    """The same 32-lane reduction by a library: ``"intrinsic"`` (``__reduce_*_sync``: int32/uint32,
+    compute capability 8.0+, every lane), ``"cg"`` (``cooperative_groups::reduce``, every lane) or
+    ``"cub"`` (``cub::WarpReduce``, lane 0 only).
+
+    The emulator models cg as the xor butterfly (its shuffle path) and CUB as a shuffle-down tree with
+    offsets 1, 2, ..., 16 (CUB's order), so float sums round as they do on the GPU.
+    """
+    if method not in LIBRARY_METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {method!r}")
+    c = _config(values, op, params.LANES, "xor" if method == "cg" else "down", None, "pad", backend)
+    if method == "intrinsic" and c.values.dtype.name not in _INT_DTYPES:
+        raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
+    expected = _expected(c)
+    if method == "cub":
+        trace, held_ok = _emulate(c, offsets=tuple(reversed(c.offsets)))
+        holders = np.zeros(c.values.shape, bool)
+        holders[:, 0] = True
+        defined = holders & held_ok[-1]
+        out = np.where(defined, trace.held[-1], 0)
+    else:
+        holders = defined = np.ones(c.values.shape, bool)
+        out = np.repeat(expected, params.LANES, axis=1) if method == "intrinsic" else _emulate(c)[0].held[-1]
+    if _backend.resolve(backend) == "cupy":
+        if method == "intrinsic" and float(_backend.detect().compute_capability) < 8.0:
+            raise RuntimeError("method='intrinsic' needs compute capability 8.0+ (__reduce_*_sync); this GPU has "
+                               f"{_backend.detect().compute_capability}")
+        t = _CTYPES[c.values.dtype.name]
+        expr = f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>"
+        got = _run_gpu("warp_reduce_ops", expr, WARP_REDUCE_KERNELS["warp_reduce_ops"], c.values)
+        out = np.where(defined, got, 0)
+    return WarpReduceResult(method, c.op, params.LANES, out.astype(c.values.dtype), defined, holders, expected)
+
+
+def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
+    """Every way to reduce a whole warp, on the same input: the two trees, then the libraries.
+
+    ``"intrinsic"`` is left out for float dtypes (``__reduce_*_sync`` takes 32-bit integers only).
+    """
+    dtype = params.values(values).dtype
+    out = {tree: warp_reduce(values, op, tree=tree, backend=backend) for tree in TREES}
+    for method in LIBRARY_METHODS:
+        if method != "intrinsic" or dtype.name in _INT_DTYPES:
+            out[method] = library_reduce(values, op, method, backend)
+    return out
+
+
+# ---------------------------------------------------------------- floating-point order
+
+@dataclass(frozen=True)
+class FloatOrder:
+    """A float32 sum of 32 values, two orders, against a float64 reference.
+
+    tree:        what the tree gives (lane 0 for "down", any lane for "xor"), float32.
+    sequential:  ((v0 + v1) + v2) + ... in float32, the order of a plain loop.
+    exact:       the exact sum of the float32 inputs (``math.fsum``), rounded once to float64.
+    tree_error, sequential_error: distance of each float32 answer from ``exact``.
+    ulps:        how many float32 steps apart ``tree`` and ``sequential`` are (0: identical).
+    """
+
+    tree: float
+    sequential: float
+    exact: float
+    tree_error: float
+    sequential_error: float
+    ulps: int
+
+
+def float_order(values: Any, tree: str = "down", backend: Optional[str] = None) -> FloatOrder:
+    """Compare the tree's float32 sum of one warp's ``values`` (shape (32,), float32) with the
+    sequential float32 sum and with the exact sum."""
+    v = params.values(values)
+    if v.shape != (params.LANES,) or v.dtype != np.float32:
+        raise ValueError(f"values must be 32 float32 values (shape (32,)); got shape {v.shape}, dtype {v.dtype}")
+    t = np.float32(warp_reduce(v, "sum", tree=tree, backend=backend).values[0, 0])
+    seq = np.float32(0)
+    for x in v:
+        seq = np.float32(seq + x)
+    exact = math.fsum(float(x) for x in v)
+    as_int = np.array([t, seq], np.float32).view(np.int32).astype(np.int64)
+    ordered = np.where(as_int < 0, np.int64(-(2**31)) - as_int, as_int)   # monotone in the float's value
+    return FloatOrder(float(t), float(seq), exact, abs(float(t) - exact), abs(float(seq) - exact),
+                      int(abs(ordered[0] - ordered[1])))
