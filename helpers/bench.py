@@ -1,0 +1,521 @@
+"""``python -m helpers.bench``: time the reduction ladder against ``cupy.sum`` and a plain copy, in one run.
+
+For every size and version: check first (fresh random input, partials poisoned with NaN, every
+partial must be written and the sum within float32 rounding of a float64 reference), then time the
+first pass, the second pass and the whole reduction (``cupyx.profiler.benchmark``: median of CUDA
+event timings after warm-up). In the same run, on the same input: ``cupy.sum`` (CUB), a
+device-to-device copy (the bandwidth yardstick: read + write bytes), and the seed's own
+``reduce_v4`` (first pass only, launched as the seed launches it).
+
+Reported per row: microseconds; GB/s = bytes read once (4 n) / time; percent of the copy's GB/s;
+speed relative to ``cupy.sum`` (> 1: faster). Figures drift from run to run: compare rows of one run.
+
+    python -m helpers.bench                 # the ladder, 2^20 .. 2^28 (no GPU: the recorded H200 run)
+    python -m helpers.bench --record        # ... and write data/bench_ladder.json
+    python -m helpers.bench --sweep --record   # best kernels, cupy.sum and copy over 2^16 .. 2^30
+    python -m helpers.bench --tune --record    # block size x unroll of v8 and onepass
+
+Notebooks call :func:`run_ladder` / :func:`run_sweep` on a GPU, or :func:`load_recorded` anywhere.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import math
+import sys
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from . import backend
+from . import reduce as R
+
+DEFAULT_SIZES: tuple[int, ...] = tuple(2**k for k in range(20, 29))  # includes the seed's 2^25
+SWEEP_SIZES: tuple[int, ...] = tuple(2**k for k in range(16, 31))
+SWEEP_VERSIONS: tuple[str, ...] = ("v7", "v8", "onepass")
+TUNE_SIZES: tuple[int, ...] = (2**20, 2**24, 2**28)
+TUNE_BLOCKS: tuple[int, ...] = (128, 256, 512, 1024)
+TUNE_UNROLLS: tuple[int, ...] = (2, 4, 8)
+SEED_N = 2**25
+CUPY_SUM = "cupy.sum"
+COPY = "copy"
+SEED = "seed_reduce_v4"
+KINDS: tuple[str, ...] = ("ladder", "sweep", "tune")
+# Goals of the series for the H200 (checked by acceptance(), shown in the summary).
+GOAL_VS_CUPY = {2**28: 1.03, 2**20: 1.3}
+GOAL_TBPS_2_28 = 4.3
+
+
+def record_name(kind: str) -> str:
+    """The data/ file of a recorded run: ``bench_ladder``, ``bench_sweep`` or ``bench_tune``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    return f"bench_{kind}"
+
+
+def size_label(n: int) -> str:
+    """``2^25`` for powers of two, the number otherwise."""
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring (GPU)
+
+def measure_us(fn: Callable[[], Any], n_repeat: int = 50, n_warmup: int = 10, max_duration: float = 5.0) -> float:
+    """Median GPU time of ``fn()`` in microseconds: CUDA events around each call, after ``n_warmup``
+    untimed calls (``cupyx.profiler.benchmark``'s ``gpu_times``). Includes launch latency, as a
+    caller of ``fn`` would see it."""
+    from cupyx.profiler import benchmark
+
+    r = benchmark(fn, n_repeat=n_repeat, n_warmup=n_warmup, max_duration=max_duration)
+    return float(np.median(r.gpu_times[0]) * 1e6)
+
+
+class _Progress:
+    """A one-line progress report on stderr: rewritten in place on a terminal, one line per step in a log."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.tty = enabled and sys.stderr.isatty()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if self.enabled:
+            line = f"[{self.done:4d}/{self.total}] {label}"
+            print(f"\r{line:<78}" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def _random_input(n: int, seed: int) -> Any:
+    """n float32 uniform in [0, 1) on the GPU (positive: the relative error is well conditioned)."""
+    import cupy
+
+    return cupy.random.RandomState(seed).random_sample(size=n, dtype=cupy.float32)
+
+
+def _check_plan(plan: R.ReducePlan, x: Any, ref: float, abs_sum: float) -> dict[str, Any]:
+    """Run ``plan`` on ``x`` with NaN-poisoned buffers; report whether every partial was written and
+    the sum is within the version's float32 error bound of the float64 reference."""
+    import cupy
+
+    for buf in plan.buffers:
+        buf.fill(cupy.nan)
+    partials = plan.first_pass(x)
+    written = bool(cupy.isfinite(partials).all())
+    got = float(plan.second_pass()[0])
+    bound = R.error_bound(abs_sum, plan.n, plan.version, plan.block, plan.grids[0])
+    err = abs(got - ref)
+    return {"correct": written and err <= bound, "partials_written": written, "value": got,
+            "abs_err": err, "err_bound": bound}
+
+
+def _check_seed(x: Any, ref: float, abs_sum: float) -> dict[str, Any]:
+    """The seed's first pass on ``x`` (n a multiple of 256), NaN-poisoned: all partials written and
+    their float64 sum within float32 rounding (v4's bound) of the reference."""
+    import cupy
+
+    out = cupy.full(R.seed_grid(int(x.size)), cupy.nan, dtype=cupy.float32)
+    R.seed_first_pass(x, out)
+    written = bool(cupy.isfinite(out).all())
+    got = float(cupy.sum(out, dtype=cupy.float64))
+    bound = R.error_bound(abs_sum, int(x.size), "v4", R.SEED_BLOCK)
+    err = abs(got - ref)
+    return {"correct": written and err <= bound, "partials_written": written, "value": got,
+            "abs_err": err, "err_bound": bound}
+
+
+def _baselines(x: Any, n: int, n_repeat: int, n_warmup: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Rows for cupy.sum and the device-to-device copy of x (read + write bytes) on the same input."""
+    import cupy
+
+    dst = cupy.empty_like(x)
+    copy_us = measure_us(lambda: dst.data.copy_from_device_async(x.data, x.nbytes), n_repeat, n_warmup)
+    sum_us = measure_us(lambda: cupy.sum(x), n_repeat, n_warmup)
+    del dst
+    copy_row = {"name": COPY, "n": n, "total_us": copy_us, "gbps": 8 * n / copy_us / 1e3,
+                "bytes": 8 * n, "launches": 1}
+    sum_row = {"name": CUPY_SUM, "n": n, "total_us": sum_us, "gbps": 4 * n / sum_us / 1e3,
+               "bytes": 4 * n}
+    return copy_row, sum_row
+
+
+def _finish_row(row: dict[str, Any], copy_row: dict[str, Any], sum_row: dict[str, Any]) -> dict[str, Any]:
+    """Add GB/s (bytes read once / end-to-end time), % of copy GB/s and the speed relative to cupy.sum."""
+    n, t = row["n"], row["total_us"]
+    row["gbps"] = 4 * n / t / 1e3
+    row["pct_copy"] = 100.0 * row["gbps"] / copy_row["gbps"]
+    row["vs_cupy_sum"] = sum_row["total_us"] / t
+    return row
+
+
+def _time_plan(plan: R.ReducePlan, x: Any, n_repeat: int, n_warmup: int, total_only: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"name": plan.version, "n": plan.n, "block": plan.block, "launches": plan.launches,
+                           "first_grid": plan.grids[0]}
+    if R._SPECS[plan.version].vector:
+        row["unroll"] = plan.unroll
+    launch_first, launch_second = plan.launchers(x)
+    if not total_only:
+        row["first_pass_us"] = measure_us(launch_first, n_repeat, n_warmup)
+        row["second_pass_us"] = measure_us(launch_second, n_repeat, n_warmup) if plan.launches > 1 else 0.0
+    row["total_us"] = measure_us(lambda: (launch_first(), launch_second()), n_repeat, n_warmup)
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs
+
+def _require_gpu() -> None:
+    d = backend.detect()
+    if not d.usable:
+        raise RuntimeError(f"benchmarks need a CUDA GPU: {d.reason}. Use load_recorded() for the recorded H200 runs.")
+
+
+def _header(kind: str, **fields: Any) -> dict[str, Any]:
+    import cupy
+
+    try:
+        from cupy._core import _accelerator
+        accelerators = [str(a) for a in _accelerator.get_reduction_accelerators()]
+    except (ImportError, AttributeError):
+        accelerators = []
+    return {"kind": kind, "gpu": backend.detect().gpu_name,
+            "sm_count": int(cupy.cuda.Device().attributes["MultiProcessorCount"]),
+            "cupy_reduction_accelerators": accelerators,
+            "measured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **fields}
+
+
+def run_ladder(sizes: Sequence[int] = DEFAULT_SIZES, versions: Sequence[str] = R.VERSIONS,
+               block: int = R.DEFAULT_BLOCK, n_repeat: int = 50, n_warmup: int = 10, seed_kernel: bool = True,
+               progress: bool = True) -> dict[str, Any]:
+    """The ladder benchmark on this GPU: every version at every size, with cupy.sum, copy and the seed.
+
+    Versions run with ``block`` threads; v4 also with the seed's 128 threads (the like-for-like
+    comparison with the seed kernel). Returns a dict (JSON-ready): ``rows`` (one per name, size and
+    block: ``first_pass_us``, ``second_pass_us``, ``total_us``, ``gbps``, ``pct_copy``,
+    ``vs_cupy_sum``, ``correct``...), ``failures`` and ``acceptance``.
+    """
+    import cupy
+
+    _require_gpu()
+    for v in versions:
+        R.check_version(v)
+    R.check_block(block)
+    configs = [(v, block) for v in versions]
+    if "v4" in versions and block != R.SEED_BLOCK:
+        configs.append(("v4", R.SEED_BLOCK))
+    seed_sizes = [n for n in sizes if seed_kernel and n % R.SEED_TILE == 0]
+    bar = _Progress(sum(len(configs) + 1 for _ in sizes) + len(seed_sizes), progress)
+    rows: list[dict[str, Any]] = []
+    for k, n in enumerate(sizes):
+        x = _random_input(n, seed=1000 + k)
+        ref = float(cupy.sum(x, dtype=cupy.float64))
+        copy_row, sum_row = _baselines(x, n, n_repeat, n_warmup)
+        rows += [copy_row, sum_row]
+        bar.step(f"n={size_label(n)}: copy {copy_row['gbps']:.0f} GB/s, cupy.sum {sum_row['gbps']:.0f} GB/s")
+        for v, b in configs:
+            plan = R.make_plan(v, n, b)
+            row = {**_time_plan(plan, x, n_repeat, n_warmup, total_only=False), **_check_plan(plan, x, ref, ref)}
+            rows.append(_finish_row(row, copy_row, sum_row))
+            bar.step(f"n={size_label(n)} {v}<{b}>: {row['total_us']:.1f} us, {row['gbps']:.0f} GB/s"
+                     f"{'' if row['correct'] else '  WRONG'}")
+        if n in seed_sizes:
+            rows.append(_seed_row(x, n, ref, copy_row, sum_row, n_repeat, n_warmup))
+            bar.step(f"n={size_label(n)} {SEED}: {rows[-1]['first_pass_gbps']:.0f} GB/s (first pass)")
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+    bar.close()
+    out = _header("ladder", block=block, n_repeat=n_repeat, n_warmup=n_warmup, sizes=list(sizes),
+                  versions=list(versions), rows=rows)
+    out["failures"] = failures(out)
+    out["acceptance"] = acceptance(out)
+    return out
+
+
+def _seed_row(x: Any, n: int, ref: float, copy_row: dict[str, Any], sum_row: dict[str, Any],
+              n_repeat: int, n_warmup: int) -> dict[str, Any]:
+    """The seed's kernel, first pass only, as the seed launches it; GB/s from the first pass."""
+    import cupy
+
+    check = _check_seed(x, ref, ref)
+    out = cupy.empty(R.seed_grid(n), dtype=cupy.float32)
+    t = measure_us(lambda: R.seed_first_pass(x, out), n_repeat, n_warmup)
+    row = {"name": SEED, "n": n, "block": R.SEED_BLOCK, "launches": 1, "first_grid": R.seed_grid(n),
+           "first_pass_us": t, "first_pass_gbps": 4 * n / t / 1e3, "first_pass_only": True, **check}
+    row["pct_copy"] = 100.0 * row["first_pass_gbps"] / copy_row["gbps"]
+    row["vs_cupy_sum"] = sum_row["total_us"] / t
+    return row
+
+
+def run_sweep(sizes: Sequence[int] = SWEEP_SIZES, versions: Sequence[str] = SWEEP_VERSIONS,
+              block: int = R.DEFAULT_BLOCK, n_repeat: int = 50, n_warmup: int = 10,
+              progress: bool = True) -> dict[str, Any]:
+    """End-to-end time and GB/s against size for the fastest kernels, cupy.sum and a copy (one run)."""
+    import cupy
+
+    _require_gpu()
+    for v in versions:
+        R.check_version(v)
+    bar = _Progress(len(sizes) * (len(versions) + 1), progress)
+    rows: list[dict[str, Any]] = []
+    for k, n in enumerate(sizes):
+        x = _random_input(n, seed=2000 + k)
+        ref = float(cupy.sum(x, dtype=cupy.float64))
+        copy_row, sum_row = _baselines(x, n, n_repeat, n_warmup)
+        rows += [copy_row, sum_row]
+        bar.step(f"n={size_label(n)}: copy {copy_row['gbps']:.0f} GB/s, cupy.sum {sum_row['gbps']:.0f} GB/s")
+        for v in versions:
+            plan = R.make_plan(v, n, block)
+            row = {**_time_plan(plan, x, n_repeat, n_warmup, total_only=True), **_check_plan(plan, x, ref, ref)}
+            rows.append(_finish_row(row, copy_row, sum_row))
+            bar.step(f"n={size_label(n)} {v}: {row['total_us']:.1f} us, {row['gbps']:.0f} GB/s")
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+    bar.close()
+    out = _header("sweep", block=block, n_repeat=n_repeat, n_warmup=n_warmup, sizes=list(sizes),
+                  versions=list(versions), rows=rows)
+    out["failures"] = failures(out)
+    return out
+
+
+def run_tune(sizes: Sequence[int] = TUNE_SIZES, versions: Sequence[str] = ("v8", "onepass"),
+             blocks: Sequence[int] = TUNE_BLOCKS, unrolls: Sequence[int] = TUNE_UNROLLS,
+             n_repeat: int = 50, n_warmup: int = 10, progress: bool = True) -> dict[str, Any]:
+    """Block size x float4 loads in flight (REDUCE_UNROLL) for the vector kernels, end to end."""
+    import cupy
+
+    _require_gpu()
+    configs = [(v, b, u) for v in versions for b in blocks for u in unrolls]
+    bar = _Progress(len(sizes) * (len(configs) + 1), progress)
+    rows: list[dict[str, Any]] = []
+    for k, n in enumerate(sizes):
+        x = _random_input(n, seed=3000 + k)
+        ref = float(cupy.sum(x, dtype=cupy.float64))
+        copy_row, sum_row = _baselines(x, n, n_repeat, n_warmup)
+        rows += [copy_row, sum_row]
+        bar.step(f"n={size_label(n)}: baselines")
+        for v, b, u in configs:
+            plan = R.make_plan(v, n, b, unroll=u)
+            row = {**_time_plan(plan, x, n_repeat, n_warmup, total_only=True), **_check_plan(plan, x, ref, ref)}
+            rows.append(_finish_row(row, copy_row, sum_row))
+            bar.step(f"n={size_label(n)} {v}<{b}> unroll {u}: {row['gbps']:.0f} GB/s")
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+    bar.close()
+    out = _header("tune", n_repeat=n_repeat, n_warmup=n_warmup, sizes=list(sizes), versions=list(versions),
+                  blocks=list(blocks), unrolls=list(unrolls), rows=rows)
+    out["failures"] = failures(out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading results (anywhere)
+
+def rows_for(results: dict[str, Any], n: int, name: Optional[str] = None, block: Optional[int] = None) -> list[dict[str, Any]]:
+    """The rows of ``results`` at size ``n`` (and ``name``, ``block`` if given)."""
+    return [r for r in results["rows"] if r["n"] == n and (name is None or r["name"] == name)
+            and (block is None or r.get("block") == block)]
+
+
+def _one(results: dict[str, Any], n: int, name: str, block: Optional[int] = None) -> Optional[dict[str, Any]]:
+    found = rows_for(results, n, name, block)
+    return found[0] if found else None
+
+
+def failures(results: dict[str, Any]) -> list[str]:
+    """One line per row whose correctness check failed (empty when all passed)."""
+    return [f"{r['name']}<{r.get('block')}> n={r['n']}: "
+            f"{'partials not all written' if not r.get('partials_written', True) else 'sum off'} "
+            f"(|err| {r.get('abs_err', float('nan')):.3g} > bound {r.get('err_bound', float('nan')):.3g})"
+            for r in results["rows"] if r.get("correct") is False]
+
+
+def best_kernel(results: dict[str, Any], n: int) -> Optional[dict[str, Any]]:
+    """The fastest full reduction (end to end) of ours at size ``n``, or None."""
+    ours = [r for r in results["rows"] if r["n"] == n and r["name"] in R.VERSIONS and "total_us" in r]
+    return min(ours, key=lambda r: r["total_us"]) if ours else None
+
+
+def acceptance(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The series' goals, checked on one ladder run: ``{goal: {"pass": bool, "detail": str}}``.
+
+    * each step v0 -> v4 at least as fast (end to end) as the one before, at 2^25 and at 2^28;
+    * v4's first pass at least as fast as the seed kernel's (same run), at 2^25 and 2^28;
+    * the best kernel >= 1.03x cupy.sum at 2^28 and >= 1.3x at 2^20, and >= 4.3 TB/s at 2^28;
+    * every version correct. Goals whose sizes were not run are left out.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    block = results.get("block", R.DEFAULT_BLOCK)
+    for n in (2**25, 2**28):
+        ladder = [_one(results, n, v, block) for v in R.LADDER]
+        if all(ladder):
+            ratios = [ladder[i]["total_us"] / ladder[i + 1]["total_us"] for i in range(len(ladder) - 1)]
+            out[f"ladder v0->v4 monotone at {size_label(n)}"] = {
+                "pass": all(r >= 1.0 for r in ratios),
+                "detail": ", ".join(f"{R.LADDER[i]}->{R.LADDER[i + 1]} x{r:.2f}" for i, r in enumerate(ratios))}
+        seed = _one(results, n, SEED)
+        v4s = rows_for(results, n, "v4")
+        if seed and v4s:
+            best_v4 = max(v4s, key=lambda r: 4 * n / r["first_pass_us"])
+            ratio = seed["first_pass_us"] / best_v4["first_pass_us"]
+            detail = ", ".join(f"v4<{r['block']}> first pass {4 * n / r['first_pass_us'] / 1e3:.0f} GB/s"
+                               for r in v4s)
+            out[f"v4 >= seed kernel at {size_label(n)}"] = {
+                "pass": ratio >= 1.0,
+                "detail": f"{detail}; seed {seed['first_pass_gbps']:.0f} GB/s; best v4 x{ratio:.3f}"}
+    for n, goal in GOAL_VS_CUPY.items():
+        best = best_kernel(results, n)
+        if best:
+            out[f"best >= {goal}x cupy.sum at {size_label(n)}"] = {
+                "pass": best["vs_cupy_sum"] >= goal,
+                "detail": f"{best['name']}<{best['block']}> x{best['vs_cupy_sum']:.3f} "
+                          f"({best['total_us']:.1f} us)"}
+    best = best_kernel(results, 2**28)
+    if best:
+        out[f"best >= {GOAL_TBPS_2_28} TB/s at 2^28"] = {
+            "pass": best["gbps"] >= GOAL_TBPS_2_28 * 1e3,
+            "detail": f"{best['name']}<{best['block']}> {best['gbps'] / 1e3:.2f} TB/s"}
+    fails = failures(results)
+    out["every version correct"] = {"pass": not fails, "detail": "; ".join(fails) or "all checks passed"}
+    return out
+
+
+def load_recorded(kind: str = "ladder") -> Optional[dict[str, Any]]:
+    """The recorded run ``data/bench_<kind>.json`` (kind: ladder, sweep, tune), or None if absent.
+
+    The returned dict carries ``"source"``: a label such as ``recorded on NVIDIA H200 (driver ...,
+    CuPy ...), 2026-12-01``.
+    """
+    from . import data
+
+    name = record_name(kind)
+    if not data.exists(name):
+        return None
+    results = data.load(name)
+    results["source"] = data.label(results.get("stamp", {}))
+    return results
+
+
+def record(results: dict[str, Any]) -> Any:
+    """Write ``results`` (from a run on this GPU) to ``data/bench_<kind>.json``, stamped; return the path."""
+    from . import data
+
+    return data.write(record_name(results["kind"]), results, backend.stamp())
+
+
+def describe(results: dict[str, Any]) -> str:
+    """Where the numbers come from: ``live on <GPU>`` or the recording's label, and what was run."""
+    src = results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
+    sizes = results.get("sizes", [])
+    span = f"{size_label(min(sizes))} .. {size_label(max(sizes))}" if sizes else "?"
+    return f"{results['kind']}: {src}; versions {', '.join(results.get('versions', []))}; sizes {span}"
+
+
+def format_table(results: dict[str, Any], sizes: Optional[Iterable[int]] = None) -> str:
+    """A fixed-width table of a run's rows (all sizes, or only ``sizes``)."""
+    wanted = set(sizes) if sizes is not None else None
+    head = (f"{'n':>6} {'name':<15} {'block':>5} {'unr':>3} {'launch':>6} {'first us':>9} {'second us':>9} "
+            f"{'total us':>9} {'GB/s':>7} {'% copy':>6} {'x cupy':>7}  ok")
+    lines = [describe(results), head, "-" * len(head)]
+    for r in results["rows"]:
+        if wanted is not None and r["n"] not in wanted:
+            continue
+
+        def num(key: str, fmt: str) -> str:
+            v = r.get(key)
+            return format(v, fmt) if isinstance(v, (int, float)) else "-"
+
+        gbps = r.get("gbps", r.get("first_pass_gbps"))
+        ok = {True: "yes", False: "NO"}.get(r.get("correct"), "")
+        name = r["name"] + (" (1st)" if r.get("first_pass_only") else "")
+        lines.append(f"{size_label(r['n']):>6} {name:<15} {num('block', 'd'):>5} {num('unroll', 'd'):>3} "
+                     f"{num('launches', 'd'):>6} {num('first_pass_us', '.1f'):>9} {num('second_pass_us', '.1f'):>9} "
+                     f"{num('total_us', '.1f'):>9} {format(gbps, '.0f') if gbps else '-':>7} "
+                     f"{num('pct_copy', '.0f'):>6} {num('vs_cupy_sum', '.2f'):>7}  {ok}")
+    return "\n".join(lines)
+
+
+def format_acceptance(results: dict[str, Any]) -> str:
+    """One line per goal: PASS/FAIL, the goal and the numbers behind it."""
+    acc = results.get("acceptance") or acceptance(results)
+    return "\n".join(f"{'PASS' if a['pass'] else 'FAIL'}  {goal}: {a['detail']}" for goal, a in acc.items())
+
+
+def show_recorded(kinds: Sequence[str] = KINDS, reason: str = "") -> bool:
+    """Print the recorded runs of ``kinds`` (with their labels); False when none is recorded."""
+    shown = False
+    for kind in kinds:
+        results = load_recorded(kind)
+        if results is None:
+            continue
+        if not shown and reason:
+            print(f"No usable CUDA GPU here ({reason}): showing the recorded results instead.")
+        shown = True
+        print()
+        print(format_table(results, sizes=(2**20, 2**25, 2**28, 2**30) if kind != "tune" else None))
+        if kind == "ladder":
+            print(format_acceptance(results))
+    return shown
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+def _parse_sizes(text: str) -> list[int]:
+    """``"20,25,28"`` (log2 sizes) or ``"1000,4096"`` (values >= 64 are sizes themselves)."""
+    out = []
+    for part in text.split(","):
+        v = int(part)
+        out.append(2**v if v < 64 else v)
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--sweep", action="store_true", help="size sweep 2^16..2^30 of the fastest kernels")
+    parser.add_argument("--tune", action="store_true", help="block size x unroll of v8 and onepass")
+    parser.add_argument("--record", action="store_true", help="write data/bench_<kind>.json (GPU only)")
+    parser.add_argument("--sizes", type=_parse_sizes, help="comma list of log2 sizes (20,25) or sizes")
+    parser.add_argument("--versions", type=lambda s: s.split(","), help="comma list, e.g. v0,v4,onepass")
+    parser.add_argument("--block", type=int, default=R.DEFAULT_BLOCK)
+    parser.add_argument("--repeat", type=int, default=50, help="timed repetitions per measurement")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed calls before timing")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    args = parser.parse_args(argv)
+    kind = "sweep" if args.sweep else "tune" if args.tune else "ladder"
+
+    d = backend.detect()
+    if not d.usable:
+        if args.record:
+            print(f"--record needs a CUDA GPU, and there is none here: {d.reason}.", file=sys.stderr)
+            return 2
+        if show_recorded((kind,), reason=d.reason):
+            return 0
+        print(f"No usable CUDA GPU here ({d.reason}), and no recorded {kind} run in "
+              f"data/{record_name(kind)}.json yet: it is recorded on a GPU host by scripts/gpu/reduce.sh.")
+        return 1
+
+    print(backend.report("cupy"), file=sys.stderr)
+    common = {"n_repeat": args.repeat, "n_warmup": args.warmup, "progress": not args.quiet}
+    if kind == "ladder":
+        results = run_ladder(sizes=args.sizes or DEFAULT_SIZES, versions=args.versions or R.VERSIONS,
+                             block=args.block, **common)
+    elif kind == "sweep":
+        results = run_sweep(sizes=args.sizes or SWEEP_SIZES, versions=args.versions or SWEEP_VERSIONS,
+                            block=args.block, **common)
+    else:
+        results = run_tune(sizes=args.sizes or TUNE_SIZES, versions=args.versions or ("v8", "onepass"), **common)
+    print(format_table(results))
+    if kind == "ladder":
+        print(format_acceptance(results))
+    if args.record:
+        print(f"recorded: {record(results)}", file=sys.stderr)
+    for line in results["failures"]:
+        print(f"WRONG: {line}", file=sys.stderr)
+    return 0 if not results["failures"] else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

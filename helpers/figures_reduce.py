@@ -1,0 +1,213 @@
+"""Figures of the reduction ladder: benchmark charts drawn from a run (live or recorded), and maps
+drawn from :mod:`helpers.reduce_maps` (the kernels' index arithmetic). Never from typed-in numbers.
+
+Colours and conventions come from :mod:`helpers.style`: a warp is a row of 32 lanes, warps are
+stacked; working lanes are filled, idle lanes grey.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from . import reduce_maps, style
+from .bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label
+from .reduce import LADDER, VERSIONS
+
+_WORK = style.LANE_FILL
+_IDLE = style.INACTIVE
+_WASTED = style.KEEPS_OWN  # executes the add, but nobody reads the result (v4's warp steps)
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark charts
+
+def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes] = None) -> Figure:
+    """GB/s of every version at size ``n`` (bytes read once / end-to-end time), as bars, with the
+    seed kernel's first pass (hatched), and cupy.sum and the copy (read + write) as lines."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 4.2))
+    else:
+        fig = ax.figure
+    block = results.get("block")
+    rows = [r for v in VERSIONS for r in rows_for(results, n, v, block)]
+    if not rows:
+        raise ValueError(f"n must be a size of this run ({', '.join(size_label(s) for s in results.get('sizes', []))}); "
+                         f"got {size_label(n)}")
+    best = best_kernel(results, n)
+    names = [r["name"] for r in rows]
+    values = [r["gbps"] for r in rows]
+    colours = [style.RESULT if best is not None and r is best else style.SKY if r["name"] in LADDER else style.BLUE
+               for r in rows]
+    bars = ax.bar(names, values, color=colours, edgecolor=style.BLACK, linewidth=0.5)
+    seed = rows_for(results, n, SEED)
+    if seed:
+        b = ax.bar(["seed v4\n(1st pass)"], [seed[0]["first_pass_gbps"]], color="white",
+                   edgecolor=style.VERMILION, hatch="//", linewidth=1.0)
+        bars = list(bars) + list(b)
+        values.append(seed[0]["first_pass_gbps"])
+    for bar, v in zip(bars, values):
+        ax.annotate(f"{v:,.0f}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
+                    fontsize=8, xytext=(0, 2), textcoords="offset points")
+    for name, colour, ls, label in ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),
+                                    (COPY, style.BLACK, ":", "copy (read + write bytes)")):
+        ref = rows_for(results, n, name)
+        if ref:
+            ax.axhline(ref[0]["gbps"], color=colour, linestyle=ls, linewidth=1.2,
+                       label=f"{label}: {ref[0]['gbps']:,.0f} GB/s")
+    ax.set_ylabel("GB/s (4 n bytes / time)")
+    ax.set_title(f"Sum of {size_label(n)} float32, block {block}: end to end, both passes", fontsize=11)
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.text(0.01, 0.005, describe(results), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def sweep_chart(results: dict[str, Any]) -> Figure:
+    """GB/s and time against size for each kernel of a sweep, cupy.sum and the copy."""
+    fig, (ax_bw, ax_t) = plt.subplots(1, 2, figsize=(style.FIG_WIDTH, 4.0))
+    names = list(results.get("versions", [])) + [CUPY_SUM, COPY]
+    colours = dict(zip(names, (style.GREEN, style.ORANGE, style.PURPLE, style.SKY)[: len(names) - 2]))
+    colours.update({CUPY_SUM: style.BLUE, COPY: style.BLACK})
+    for name in names:
+        rows = sorted((r for r in results["rows"] if r["name"] == name), key=lambda r: r["n"])
+        if not rows:
+            continue
+        ns = np.array([r["n"] for r in rows], float)
+        ls = ":" if name == COPY else "--" if name == CUPY_SUM else "-"
+        label = "copy (read + write)" if name == COPY else name
+        ax_bw.plot(ns, [r["gbps"] for r in rows], ls, marker="o", ms=3, color=colours[name], label=label)
+        ax_t.plot(ns, [r["total_us"] for r in rows], ls, marker="o", ms=3, color=colours[name], label=label)
+    for ax in (ax_bw, ax_t):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("float32 elements")
+        ax.spines[["top", "right"]].set_visible(False)
+    ax_t.set_yscale("log")
+    ax_bw.set_ylabel("GB/s")
+    ax_t.set_ylabel("microseconds, end to end")
+    ax_bw.legend(fontsize=8, frameon=False)
+    ax_bw.set_title("Bandwidth", fontsize=11)
+    ax_t.set_title("Time", fontsize=11)
+    fig.text(0.01, 0.005, describe(results), fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Maps from the index arithmetic
+
+def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None) -> Figure:
+    """Which lanes of each warp execute the add at each step of ``version``'s tree (warps stacked,
+    32 lanes per row). Filled: working; orange: executing for nothing (v4's warp steps);
+    grey: idle. A red tick marks a divergent warp (some lanes in the branch, some not)."""
+    steps = reduce_maps.tree_steps(version, block)[:max_steps]
+    active = reduce_maps.active_lanes(version, block)[: len(steps)]
+    useful = reduce_maps.useful_lanes(version, block)[: len(steps)]
+    divergent = reduce_maps.divergent_warps(version, block)[: len(steps)]
+    cols = min(4, len(steps))
+    rows = -(-len(steps) // cols)
+    warps = block // reduce_maps.WARP
+    fig, axes = plt.subplots(rows, cols, figsize=(style.FIG_WIDTH, rows * (0.5 + 0.16 * warps) + 0.4),
+                             squeeze=False)
+    cmap = ListedColormap([_IDLE, _WASTED, _WORK])
+    for k, ax in enumerate(axes.flat):
+        if k >= len(steps):
+            ax.axis("off")
+            continue
+        state = np.where(useful[k], 2, np.where(active[k], 1, 0))
+        ax.imshow(state, cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
+        for w in np.flatnonzero(divergent[k]):
+            ax.plot([-1.2], [w], marker=">", color=style.VERMILION, ms=4, clip_on=False)
+        ax.set_title(f"s = {steps[k].stride}: {int(useful[k].sum())} working", fontsize=8)
+        ax.set_xticks([0, 31])
+        ax.set_yticks(range(warps) if warps <= 8 else [0, warps - 1])
+        ax.tick_params(labelsize=6, length=0)
+        ax.set_xlabel("lane", fontsize=7)
+        if k % cols == 0:
+            ax.set_ylabel("warp", fontsize=7)
+    handles = [Patch(color=_WORK, label="working"), Patch(color=_IDLE, label="idle"),
+               Patch(color=style.VERMILION, label="divergent warp (tick)")]
+    if (active & ~useful).any():
+        handles.insert(1, Patch(color=_WASTED, label="executes, result unused"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(f"reduce_{version}<{block}>: who works at each step", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+    return fig
+
+
+def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 256) -> Figure:
+    """Bank-conflict degree of each warp (columns) at each step (rows), one heatmap per version.
+    1 = conflict-free; k = the request takes k wavefronts; grey = the warp makes no request."""
+    fig, axes = plt.subplots(1, len(versions), figsize=(style.FIG_WIDTH, 3.6), squeeze=False)
+    levels = [0, 1, 2, 4, 8, 16, 32]
+    colours = [_IDLE, style.LIGHT, "#FBE3C2", style.YELLOW, style.ORANGE, style.VERMILION, "#7A2E00"]
+    cmap = ListedColormap(colours)
+    norm = BoundaryNorm([-0.5, 0.5, 1.5, 3, 6, 12, 24, 33], cmap.N)
+    for ax, version in zip(axes.flat, versions):
+        deg = reduce_maps.bank_conflict_degree(version, block)
+        strides = [st.stride for st in reduce_maps.tree_steps(version, block)]
+        ax.imshow(deg, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+        for (k, w), d in np.ndenumerate(deg):
+            if d:
+                ax.text(w, k, f"{d}", ha="center", va="center", fontsize=7,
+                        color="white" if d >= 16 else style.BLACK)
+        ax.set_yticks(range(len(strides)), [f"s={s}" for s in strides], fontsize=7)
+        ax.set_xticks(range(deg.shape[1]))
+        ax.tick_params(labelsize=7, length=0)
+        ax.set_xlabel("warp", fontsize=8)
+        ax.set_title(f"reduce_{version}<{block}>: worst degree {deg.max()}-way", fontsize=10)
+    handles = [Patch(color=c, label=("no request" if lv == 0 else "conflict-free" if lv == 1 else f"{lv}-way"))
+               for lv, c in zip(levels, colours)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    fig.suptitle("Shared-memory bank conflicts per warp and step (32 banks of 4 bytes)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.94))
+    return fig
+
+
+def first_step_figure(versions: Sequence[str] = ("v2", "v3"), block: int = 256) -> Figure:
+    """The first add of each version: threads that add something (filled) and threads that only
+    loaded (grey), warps stacked. v2's first tree step leaves half the block idle; v3 adds while
+    loading, so every thread works (and a block covers twice the elements)."""
+    fig, axes = plt.subplots(1, len(versions), figsize=(style.FIG_WIDTH, 0.6 + 0.25 * block / 32), squeeze=False)
+    cmap = ListedColormap([_IDLE, _WORK])
+    for ax, version in zip(axes.flat, versions):
+        fs = reduce_maps.first_step(version, block)
+        if fs.idle:
+            working = reduce_maps.active_lanes(version, block)[0]
+        else:
+            working = np.ones((block // reduce_maps.WARP, reduce_maps.WARP), bool)
+        ax.imshow(working.astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_title(f"{version}: {fs.working} of {fs.threads} threads add, {fs.elements_per_block} elements/block",
+                     fontsize=9)
+        ax.set_xticks([0, 31])
+        ax.set_xlabel("lane", fontsize=8)
+        ax.set_ylabel("warp", fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.legend(handles=[Patch(color=_WORK, label="adds"), Patch(color=_IDLE, label="idle (loaded only)")],
+               loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figure:
+    """``__syncthreads()`` per block of every version (and warp 0's ``__syncwarp()``), counted from
+    the trees: the barriers v4 removes, and the one barrier left with shuffles."""
+    counts = [reduce_maps.barriers(v, block) for v in versions]
+    x = np.arange(len(versions))
+    fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 3.2))
+    a = ax.bar(x - 0.2, [c["syncthreads"] for c in counts], 0.4, color=style.BLUE, label="__syncthreads() per block")
+    b = ax.bar(x + 0.2, [c["syncwarp"] for c in counts], 0.4, color=style.ORANGE, label="__syncwarp() in warp 0")
+    for bars in (a, b):
+        ax.bar_label(bars, fontsize=8)
+    ax.set_xticks(x, versions)
+    ax.set_ylabel("barriers")
+    ax.set_title(f"Barriers per block, block = {block}", fontsize=11)
+    ax.legend(fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,406 @@
+"""The reduction ladder's dispatcher: one entry point for ``kernels/reduce_v0.cu`` ... ``reduce_v8.cu``
+and ``reduce_onepass.cu``, and the host side of a full (two-pass) sum.
+
+Every ladder kernel has one signature, ``reduce_vN<BLOCK>(const float* in, float* out, long long n)``,
+and writes one partial sum per block (the *first pass*). The *second pass* reduces those partials
+until one value remains: v0..v5 relaunch themselves on the partials (each launch divides the count
+by BLOCK or 2 * BLOCK), the grid-stride kernels v6..v8 take them all in one single-block launch, and
+``onepass`` needs no second launch at all (last-block-done, see its file).
+
+A :class:`ReducePlan` holds the grids and the partial buffers for one (version, n, block), so a
+benchmark times launches, not allocations. :func:`reduce_sum` is the one-call convenience.
+
+CuPy is imported inside functions: importing this module needs no GPU, and the pure functions
+(:func:`grid_size`, :func:`pass_grids`, the checks) run anywhere.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+LADDER: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4")
+BEYOND: tuple[str, ...] = ("v5", "v6", "v7", "v8", "onepass")
+VERSIONS: tuple[str, ...] = LADDER + BEYOND
+# Compiles and runs, but its result is undefined (a shared-memory race): only for racecheck.
+RACY: tuple[str, ...] = ("v4_legacy",)
+ALL_VERSIONS: tuple[str, ...] = VERSIONS + RACY
+
+BLOCKS: tuple[int, ...] = (64, 128, 256, 512, 1024)
+DEFAULT_BLOCK = 256
+DEFAULT_UNROLL = 4          # float4 loads in flight per thread per iteration (v8, onepass)
+UNROLLS: tuple[int, ...] = (1, 2, 4, 8, 16)
+SEED_BLOCK = 128            # the seed launches reduce_v4<128> with 128 threads ...
+SEED_TILE = 2 * SEED_BLOCK  # ... and ceil(N / 256) blocks: 2 elements per thread
+MAX_GRID = 2**31 - 1        # gridDim.x limit
+
+
+@dataclass(frozen=True)
+class Version:
+    """How one ladder version splits the input: elements per thread per tile, and grid policy."""
+
+    name: str
+    file: str          # kernels/FILE.cu
+    per_thread: int    # floats one thread reads per tile (vector versions: per float4 load)
+    grid_stride: bool  # True: grid sized from the GPU, loop over the input; False: one tile per block
+    vector: bool = False  # float4 loads, REDUCE_UNROLL of them per iteration
+
+
+_SPECS: dict[str, Version] = {
+    "v0": Version("v0", "reduce_v0", 1, False),
+    "v1": Version("v1", "reduce_v1", 1, False),
+    "v2": Version("v2", "reduce_v2", 1, False),
+    "v3": Version("v3", "reduce_v3", 2, False),
+    "v4": Version("v4", "reduce_v4", 2, False),
+    "v4_legacy": Version("v4_legacy", "reduce_v4_legacy", 2, False),
+    "v5": Version("v5", "reduce_v5", 2, False),
+    "v6": Version("v6", "reduce_v6", 2, True),
+    "v7": Version("v7", "reduce_v7", 2, True),
+    "v8": Version("v8", "reduce_v8", 4, True, vector=True),
+    "onepass": Version("onepass", "reduce_onepass", 4, True, vector=True),
+}
+
+
+def kernel_name(version: str, block: int) -> str:
+    """The template instantiation of ``version`` for ``block``, e.g. ``"reduce_v3<256>"``."""
+    return f"{_SPECS[check_version(version, racy_ok=True)].file}<{check_block(block)}>"
+
+
+# {kernel file stem: name expressions}: every instantiation CI must compile (helpers.kernel_registry).
+REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
+    **{spec.file: tuple(f"{spec.file}<{b}>" for b in BLOCKS) for spec in _SPECS.values()},
+    "seed_reduce_v4": (f"seed_reduce_v4<{SEED_BLOCK}>",),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: ValueError naming the parameter and what is allowed.
+
+def check_version(version: str, racy_ok: bool = False) -> str:
+    """Return ``version`` if it is a ladder version (or, with ``racy_ok``, ``v4_legacy``)."""
+    allowed = ALL_VERSIONS if racy_ok else VERSIONS
+    if version not in allowed:
+        raise ValueError(f"version must be one of {', '.join(allowed)}; got {version!r}")
+    return version
+
+
+def check_block(block: int) -> int:
+    """Return ``block`` if it is a power of two in [64, 1024]."""
+    if isinstance(block, bool) or not isinstance(block, int) or block not in BLOCKS:
+        raise ValueError(f"block must be a power of two in [64, 1024] "
+                         f"({', '.join(map(str, BLOCKS))}); got {block!r}")
+    return block
+
+
+def check_unroll(unroll: int) -> int:
+    """Return ``unroll`` if it is one of :data:`UNROLLS`."""
+    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll not in UNROLLS:
+        raise ValueError(f"unroll must be one of {', '.join(map(str, UNROLLS))}; got {unroll!r}")
+    return unroll
+
+
+def check_n(n: int) -> int:
+    """Return ``n`` (the number of elements) if it is an integer >= 1."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n (the number of elements in x) must be an integer >= 1; got {n!r}")
+    return n
+
+
+def check_input(x: Any) -> Any:
+    """Return ``x`` if it is a non-empty, C-contiguous float32 ``cupy.ndarray``.
+
+    The dtype and size are checked before the array type, so the ValueErrors can be seen (and
+    tested) with NumPy arrays on a machine without a GPU.
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or str(dtype) != "float32":
+        raise ValueError(f"x must be a float32 array; got {dtype if dtype is not None else type(x).__name__}")
+    check_n(int(x.size))
+    if not x.flags.c_contiguous:
+        raise ValueError("x must be C-contiguous (its elements are read as one run of memory); "
+                         "pass cupy.ascontiguousarray(x)")
+    import cupy
+
+    if not isinstance(x, cupy.ndarray):
+        raise TypeError(f"x must be a cupy.ndarray on the GPU; got {type(x).__module__}.{type(x).__name__}")
+    if x.data.ptr % 4:
+        raise ValueError("x must be 4-byte aligned (a float32 array's data pointer)")
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Grids: pure arithmetic, the same formulas the kernels' contracts state.
+
+def tile_size(version: str, block: int, unroll: int = DEFAULT_UNROLL) -> int:
+    """Elements one block covers per tile (per loop iteration, for the grid-stride versions)."""
+    spec = _SPECS[check_version(version, racy_ok=True)]
+    return spec.per_thread * check_block(block) * (check_unroll(unroll) if spec.vector else 1)
+
+
+def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks: Optional[int] = None,
+              unroll: int = DEFAULT_UNROLL) -> int:
+    """Blocks the first pass of ``version`` launches for ``n`` elements.
+
+    v0..v2: ceil(n / block); v3..v5: ceil(n / (2 block)); the grid-stride versions (v6..v8,
+    onepass): min(ceil(n / tile), resident_blocks), where ``resident_blocks`` is how many blocks fit
+    on the GPU at once (:func:`resident_blocks`; required for those versions).
+    Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
+    """
+    spec = _SPECS[check_version(version, racy_ok=True)]
+    tiles = -(-check_n(n) // tile_size(version, block, unroll))
+    if spec.grid_stride:
+        if resident_blocks is None or resident_blocks < 1:
+            raise ValueError(f"resident_blocks must be >= 1 for the grid-stride version {version}; "
+                             f"got {resident_blocks!r}")
+        return max(1, min(tiles, resident_blocks))
+    if tiles > MAX_GRID:
+        raise ValueError(f"n={n} needs {tiles} blocks of {version} with block={block}, more than "
+                         f"gridDim.x allows ({MAX_GRID}); use a larger block or a grid-stride version")
+    return tiles
+
+
+def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks: Optional[int] = None,
+               unroll: int = DEFAULT_UNROLL) -> tuple[int, ...]:
+    """The grid of every launch of a full reduction of ``n`` elements; the last one is 1 block.
+
+    ``grids[0]`` is the first pass. v0..v5 then relaunch on the partials until one remains
+    (e.g. v3, block 256, n = 2^25: 65536, 128, 1); v6..v8 add one single-block launch;
+    onepass is one launch.
+    """
+    spec = _SPECS[check_version(version, racy_ok=True)]
+    grids = [grid_size(version, n, block, resident_blocks, unroll)]
+    if version == "onepass":
+        return tuple(grids)
+    if spec.grid_stride:
+        return tuple(grids + [1]) if grids[0] > 1 else tuple(grids)
+    while grids[-1] > 1:
+        grids.append(grid_size(version, grids[-1], block))
+    return tuple(grids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels (need a GPU)
+
+@functools.lru_cache(maxsize=None)
+def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL) -> Any:
+    """The compiled ``cupy.RawKernel`` for one instantiation (module compiled once per file/unroll)."""
+    from . import kernels
+
+    spec = _SPECS[check_version(version, racy_ok=True)]
+    defines = (f"REDUCE_UNROLL={check_unroll(unroll)}",) if spec.vector else ()
+    mod = kernels.module(spec.file, name_expressions=REDUCE_KERNELS[spec.file], defines=defines)
+    return mod.get_function(kernel_name(version, block))
+
+
+@functools.lru_cache(maxsize=None)
+def _resident_blocks(device_id: int, version: str, block: int, unroll: int) -> int:
+    from cupy.cuda import Device, driver
+
+    kern = _kernel(version, block, unroll)
+    per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0)
+    return max(1, int(per_sm)) * int(Device(device_id).attributes["MultiProcessorCount"])
+
+
+def resident_blocks(version: str, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> int:
+    """Blocks of ``version`` the current GPU holds at once: blocks per SM (CUDA occupancy API, from
+    the kernel's registers and shared memory) x the SM count (``MultiProcessorCount``)."""
+    import cupy
+
+    return _resident_blocks(cupy.cuda.Device().id, version, check_block(block), check_unroll(unroll))
+
+
+class ReducePlan:
+    """One full reduction of ``n`` float32 with one version and block size, ready to launch.
+
+    Allocates, once, the partial-sum buffer of every pass (``buffers[k]`` receives launch ``k``'s
+    output, ``len(buffers[k]) == grids[k]``). Launches go on the current CUDA stream, asynchronously.
+
+    * ``plan.first_pass(x)`` launches the first pass and returns ``buffers[0]``, the per-block
+      partial sums (for onepass: the whole reduction, whose per-block partials land there too);
+    * ``plan.second_pass()`` reduces ``buffers[0]`` to one value and returns :attr:`result`;
+    * ``plan(x)`` does both and returns :attr:`result`, a 1-element device array holding the sum.
+
+    A plan must not be used by two launches at once (onepass's counter lives in it).
+    """
+
+    def __init__(self, version: str, n: int, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL):
+        import cupy
+        import numpy
+
+        self.version = check_version(version, racy_ok=True)
+        self.n = check_n(n)
+        self.block = check_block(block)
+        self.unroll = check_unroll(unroll)
+        spec = _SPECS[self.version]
+        resident = resident_blocks(version, block, unroll) if spec.grid_stride else None
+        self.grids: tuple[int, ...] = pass_grids(version, n, block, resident, unroll)
+        self.buffers = [cupy.empty(g, dtype=cupy.float32) for g in self.grids]
+        self._kernel = _kernel(version, block, unroll)  # the second pass runs the same kernel
+        self._second_launches = [
+            ((self.grids[k],), (self.buffers[k - 1], self.buffers[k], numpy.int64(self.grids[k - 1])))
+            for k in range(1, len(self.grids))]
+        if version == "onepass":
+            self._out = cupy.empty(1, dtype=cupy.float32)
+            self._done = cupy.zeros(1, dtype=cupy.uint32)  # the last block resets it after use
+
+    @property
+    def launches(self) -> int:
+        """Kernel launches of one full reduction."""
+        return len(self.grids)
+
+    @property
+    def result(self) -> Any:
+        """The 1-element device array that holds the sum after :meth:`second_pass` (or ``plan(x)``)."""
+        return self._out if self.version == "onepass" else self.buffers[-1]
+
+    def launchers(self, x: Any) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Two zero-argument functions that launch the first pass on ``x`` and the second pass.
+
+        ``x`` is checked once, here, not at every call: these are what a benchmark times.
+        """
+        import numpy
+
+        x = check_input(x)
+        if x.size != self.n:
+            raise ValueError(f"x must have n={self.n} elements (this plan's n); got {x.size}")
+        kern, grid, threads = self._kernel, (self.grids[0],), (self.block,)
+        if self.version == "onepass":
+            args: tuple[Any, ...] = (x, self.buffers[0], self._done, self._out, numpy.int64(self.n))
+        else:
+            args = (x, self.buffers[0], numpy.int64(self.n))
+
+        def launch_first() -> None:
+            kern(grid, threads, args)
+
+        return launch_first, self._launch_second
+
+    def _launch_second(self) -> None:
+        """The same kernel on the partials, pass after pass, until one value remains."""
+        for grid, args in self._second_launches:
+            self._kernel(grid, (self.block,), args)
+
+    def first_pass(self, x: Any) -> Any:
+        """Launch the first pass on ``x`` (n float32, contiguous); return the partials buffer."""
+        self.launchers(x)[0]()
+        return self.buffers[0]
+
+    def second_pass(self) -> Any:
+        """Reduce the first pass's partials to one value; return :attr:`result`."""
+        self._launch_second()
+        return self.result
+
+    def __call__(self, x: Any) -> Any:
+        """Both passes on ``x``; returns :attr:`result` (asynchronously: read it to wait)."""
+        self.first_pass(x)
+        return self.second_pass()
+
+    def __repr__(self) -> str:
+        return (f"ReducePlan(version={self.version!r}, n={self.n}, block={self.block}, "
+                f"grids={self.grids})")
+
+
+def make_plan(version: str, n: int, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> ReducePlan:
+    """A :class:`ReducePlan` (validated: ValueError names the bad parameter)."""
+    return ReducePlan(version, n, block, unroll)
+
+
+@dataclass(frozen=True)
+class ReduceResult:
+    """The outcome of :func:`reduce_sum`."""
+
+    value: float              # the sum (a float32 value, as a Python float)
+    version: str
+    block: int
+    n: int
+    grids: tuple[int, ...]    # blocks of each launch: grids[0] is the first pass
+
+    @property
+    def launches(self) -> int:
+        return len(self.grids)
+
+
+def reduce_sum(x: Any, version: str, block: int = DEFAULT_BLOCK) -> ReduceResult:
+    """Sum every element of ``x`` (a non-empty, contiguous float32 ``cupy.ndarray``) with one version.
+
+    ``version`` is one of :data:`VERSIONS` (``"v0"`` ... ``"v8"``, ``"onepass"``); ``block`` a power
+    of two in [64, 1024]. Runs the first pass and the second pass and waits for the result.
+    Raises ValueError naming ``version``, ``block``, ``n`` or ``x`` when one is not allowed.
+    """
+    check_version(version)
+    check_block(block)
+    check_input(x)
+    plan = ReducePlan(version, int(x.size), block)
+    value = float(plan(x)[0])
+    return ReduceResult(value, version, block, plan.n, plan.grids)
+
+
+def first_pass(x: Any, version: str, block: int = DEFAULT_BLOCK) -> Any:
+    """The per-block partial sums of ``x`` (a device array of ``grid_size(...)`` floats).
+
+    Same arguments and checks as :func:`reduce_sum` (``v4_legacy`` allowed too: its partials are
+    undefined, that is its point).
+    """
+    check_version(version, racy_ok=True)
+    check_block(block)
+    check_input(x)
+    return ReducePlan(version, int(x.size), block).first_pass(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# The seed's kernel, launched as the seed launches it
+
+def seed_grid(n: int) -> int:
+    """The seed's grid: ceil(n / 256) blocks of 128 threads (each block reads 256 elements)."""
+    return -(-check_n(n) // SEED_TILE)
+
+
+def seed_first_pass(x: Any, out: Any = None, allow_out_of_bounds: bool = False) -> Any:
+    """Launch the seed's ``reduce_v4`` (``kernels/seed_reduce_v4.cu``) on ``x``; return its partials.
+
+    The seed has no bounds check: when ``n`` is not a multiple of 256 its last block reads past the
+    end of ``x``. That raises ValueError unless ``allow_out_of_bounds`` (used only to show the bug
+    under compute-sanitizer memcheck). ``out``, if given, must hold ``seed_grid(n)`` float32.
+    """
+    import cupy
+
+    check_input(x)
+    n = int(x.size)
+    if n % SEED_TILE and not allow_out_of_bounds:
+        raise ValueError(f"n (the size of x) must be a multiple of {SEED_TILE} for the seed kernel, "
+                         f"which has no bounds check; got {n}")
+    g = seed_grid(n)
+    if g > MAX_GRID:
+        raise ValueError(f"n={n} needs {g} blocks, more than gridDim.x allows ({MAX_GRID})")
+    if out is None:
+        out = cupy.empty(g, dtype=cupy.float32)
+    elif out.dtype != cupy.float32 or out.size < g:
+        raise ValueError(f"out must be a float32 device array of at least {g} elements")
+    _seed_kernel()((g,), (SEED_BLOCK,), (x, out))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _seed_kernel() -> Any:
+    from . import kernels
+
+    mod = kernels.module("seed_reduce_v4", name_expressions=REDUCE_KERNELS["seed_reduce_v4"])
+    return mod.get_function(REDUCE_KERNELS["seed_reduce_v4"][0])
+
+
+def error_bound(x_abs_sum: float, n: int, version: str, block: int = DEFAULT_BLOCK,
+                first_grid: Optional[int] = None) -> float:
+    """A rigorous bound on |float32 result - exact sum| for ``version``: ``depth * u * sum(|x|)``.
+
+    ``u = 2^-24`` (float32 unit roundoff); ``depth`` bounds how many float32 additions any one
+    element passes through: the per-thread chain (``ceil(n / threads)`` loads for the grid-stride
+    versions, times 1 for the float4 lane sum), the block trees (log2 of everything that is left)
+    and a margin. ``first_grid`` (the first pass's grid) is needed for the grid-stride versions.
+    """
+    spec = _SPECS[check_version(version, racy_ok=True)]
+    chain = 2
+    if spec.grid_stride:
+        threads = (first_grid or 1) * block
+        chain = 4 + -(-n // threads)
+    depth = chain + 2 * math.ceil(math.log2(max(n, 2))) + 4
+    return depth * 2.0**-24 * x_abs_sum

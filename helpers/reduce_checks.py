@@ -1,0 +1,307 @@
+"""Reading compute-sanitizer and Nsight Compute output for the reduction ladder, into ``data/``.
+
+``scripts/gpu/reduce.sh`` runs every reduce kernel under memcheck, racecheck and synccheck (one
+process per kernel and tool, ``helpers.reduce_target``), and the first passes of v0..v4 under
+``ncu --csv``; the functions here turn that text into small JSON recordings:
+
+* ``data/sanitizer_ladder.json``: per kernel and tool, the errors / warnings / hazards counts from
+  the tool's summary line, the first distinct reports, and whether that is what we expect
+  (everything clean, except ``v4_legacy`` under racecheck and the seed kernel under memcheck);
+* ``data/ncu_ladder.json``: per version, the divergent-branch and bank-conflict counters, beside
+  the counts :mod:`helpers.reduce_maps` predicts from the kernels' index arithmetic.
+
+    python3 -m helpers.reduce_checks sanitizer LOG_DIR [--record]
+    python3 -m helpers.reduce_checks ncu NCU.csv --n 16777216 --block 256 [--record]
+    python3 -m helpers.reduce_checks summary
+
+The parsers are pure functions of the text, tested on sample output without a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+SANITIZER_TOOLS: tuple[str, ...] = ("memcheck", "racecheck", "synccheck")
+# Nsight Compute metrics collected for the ladder (names as `ncu --query-metrics` lists them).
+NCU_METRICS: tuple[str, ...] = (
+    "smsp__sass_branch_targets.sum",
+    "smsp__sass_branch_targets_threads_divergent.sum",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "gpu__time_duration.sum",
+)
+
+_ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+errors?")
+_RACE_SUMMARY = re.compile(
+    r"RACECHECK SUMMARY:\s*(\d+)\s+hazards?\s+displayed\s*\(\s*(\d+)\s+errors?,\s*(\d+)\s+warnings?\s*\)")
+_HEADLINE = re.compile(r"^=+ (\S.*)$")
+_NOT_A_REPORT = re.compile(r"^(COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_TARGET_LINE = re.compile(r" n=(\d+) block=(\d+) offset=")
+
+
+def parse_sanitizer(text: str, tool: str) -> dict[str, Any]:
+    """Counts from one compute-sanitizer run's output.
+
+    Returns ``{"tool", "summary_found", "errors", "warnings", "hazards", "reports"}``: errors is the
+    ``ERROR SUMMARY`` count (memcheck, synccheck, ...) or the racecheck summary's errors; warnings and
+    hazards come from ``RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)``; summaries of
+    several processes add up. ``reports`` lists the distinct report headlines (addresses elided),
+    at most 8. ``summary_found`` is False when the run ended before its tool printed a summary.
+    """
+    if tool not in SANITIZER_TOOLS:
+        raise ValueError(f"tool must be one of {', '.join(SANITIZER_TOOLS)}; got {tool!r}")
+    errors = warnings = hazards = 0
+    found = False
+    if tool == "racecheck":
+        for h, e, w in _RACE_SUMMARY.findall(text):
+            found = True
+            hazards, errors, warnings = hazards + int(h), errors + int(e), warnings + int(w)
+    else:
+        for e in _ERROR_SUMMARY.findall(text):
+            found = True
+            errors += int(e)
+    reports: list[str] = []
+    for line in text.splitlines():
+        m = _HEADLINE.match(line.rstrip())
+        if not m or _NOT_A_REPORT.match(m.group(1)):
+            continue
+        headline = _HEX.sub("0x...", m.group(1)).rstrip(" :")
+        if headline not in reports and len(reports) < 8:
+            reports.append(headline)
+    return {"tool": tool, "summary_found": found, "errors": errors, "warnings": warnings,
+            "hazards": hazards, "reports": reports}
+
+
+def expected_outcome(kernel: str, tool: str) -> str:
+    """``"reported"`` for the two kernels kept to be caught, ``"clean"`` for every other run."""
+    if (kernel, tool) in (("v4_legacy", "racecheck"), ("seed", "memcheck")):
+        return "reported"
+    return "clean"
+
+
+def judge(summary: dict[str, Any], kernel: str) -> dict[str, Any]:
+    """``summary`` plus ``outcome`` (clean / reported / incomplete), ``expected`` and ``as_expected``."""
+    total = summary["errors"] + summary["warnings"] + summary["hazards"]
+    outcome = "incomplete" if not summary["summary_found"] else "reported" if total else "clean"
+    expected = expected_outcome(kernel, summary["tool"])
+    return {**summary, "kernel": kernel, "outcome": outcome, "expected": expected,
+            "as_expected": outcome == expected}
+
+
+def summarize_sanitizer_logs(log_dir: Path) -> list[dict[str, Any]]:
+    """Every ``TOOL__KERNEL.log`` in ``log_dir`` (with its exit status in ``TOOL__KERNEL.rc`` if
+    present), judged, with the n and block the target printed; sorted by kernel then tool."""
+    runs = []
+    for log in sorted(Path(log_dir).glob("*__*.log")):
+        tool, kernel = log.stem.split("__", 1)
+        if tool not in SANITIZER_TOOLS:
+            continue
+        text = log.read_text(errors="replace")
+        run = judge(parse_sanitizer(text, tool), kernel)
+        launch = _TARGET_LINE.search(text)  # printed by helpers.reduce_target
+        run["n"], run["block"] = (int(launch.group(1)), int(launch.group(2))) if launch else (None, None)
+        rc = log.with_suffix(".rc")
+        run["exit_code"] = int(rc.read_text().strip()) if rc.is_file() and rc.read_text().strip() else None
+        runs.append(run)
+    order = {k: i for i, k in enumerate(("v0", "v1", "v2", "v3", "v4", "v4_legacy", "v5", "v6", "v7", "v8",
+                                         "onepass", "seed"))}
+    return sorted(runs, key=lambda r: (order.get(r["kernel"], 99), r["tool"]))
+
+
+def format_sanitizer(runs: Sequence[dict[str, Any]]) -> str:
+    """A table: kernel, tool, errors, warnings, hazards, outcome, expected."""
+    head = f"{'kernel':<10} {'tool':<10} {'errors':>6} {'warn':>5} {'hazards':>7}  {'outcome':<10} expected"
+    lines = [head, "-" * len(head)]
+    for r in runs:
+        flag = "" if r["as_expected"] else "   <-- UNEXPECTED"
+        lines.append(f"{r['kernel']:<10} {r['tool']:<10} {r['errors']:>6} {r['warnings']:>5} {r['hazards']:>7}  "
+                     f"{r['outcome']:<10} {r['expected']}{flag}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nsight Compute
+
+_KERNEL = re.compile(r"(seed_reduce_v4|reduce_(?:v\d+(?:_legacy)?|onepass))")
+
+
+def _number(text: str) -> Optional[float]:
+    """``"1,234.5"`` -> 1234.5; ``"n/a"`` or empty -> None."""
+    text = text.strip().replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
+    """The launches in ``ncu --csv`` output (long format: one row per metric).
+
+    Lines before the CSV header (``==PROF==`` progress, the application's own output) are skipped.
+    Returns one dict per profiled launch, in ID order: ``{"id", "kernel" (the full name ncu printed),
+    "version" (v0, ..., onepass, seed, or None), "block", "grid", "metrics": {name: value or None}}``.
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID","Process ID"')), None)
+    if start is None:
+        return []
+    body = [line for line in lines[start:] if line.startswith('"')]
+    launches: dict[str, dict[str, Any]] = {}
+    for row in csv.DictReader(io.StringIO("\n".join(body))):
+        launch = launches.setdefault(row["ID"], _launch(row))
+        launch["metrics"][row["Metric Name"]] = _number(row.get("Metric Value", ""))
+    return sorted(launches.values(), key=lambda launch: launch["id"])
+
+
+def _launch(row: dict[str, str]) -> dict[str, Any]:
+    m = _KERNEL.search(row.get("Kernel Name", ""))
+    version = None
+    if m:
+        version = "seed" if m.group(1) == "seed_reduce_v4" else m.group(1)[len("reduce_"):]
+    dims = re.findall(r"\d+", row.get("Block Size", ""))
+    grid = re.findall(r"\d+", row.get("Grid Size", ""))
+    return {"id": int(row["ID"]), "kernel": row.get("Kernel Name", ""), "version": version,
+            "block": int(dims[0]) if dims else None, "grid": int(grid[0]) if grid else None, "metrics": {}}
+
+
+def predicted_counters(version: str, block: int, grid: int) -> dict[str, int]:
+    """What :mod:`helpers.reduce_maps` predicts for one first pass: shared-memory requests and the
+    extra wavefronts bank conflicts cost (each per block x grid)."""
+    from . import reduce_maps
+
+    per_block = reduce_maps.shared_traffic(version, block)
+    return {k: v * grid for k, v in per_block.items()}
+
+
+def summarize_ncu(launches: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per version (the first launch of each): the measured counters and, for the shared-memory
+    trees, the predicted ones."""
+    from . import reduce_maps
+
+    by_version: dict[str, Any] = {}
+    for launch in launches:
+        v = launch["version"]
+        if v is None or v in by_version:
+            continue
+        entry = {"block": launch["block"], "grid": launch["grid"], "measured": launch["metrics"]}
+        if v in reduce_maps.TREE_VERSIONS and launch["block"] and launch["grid"]:
+            entry["predicted"] = predicted_counters(v, launch["block"], launch["grid"])
+        by_version[v] = entry
+    return by_version
+
+
+def format_ncu(by_version: dict[str, Any]) -> str:
+    """A table: divergent branch targets, shared ld/st instructions, bank conflicts (ld/st)."""
+    cols = [("div. branches", "smsp__sass_branch_targets_threads_divergent.sum"),
+            ("shared ld", "smsp__sass_inst_executed_op_shared_ld.sum"),
+            ("conflicts ld", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+            ("conflicts st", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")]
+    head = f"{'version':<8}" + "".join(f"{c:>15}" for c, _ in cols) + f"{'predicted ld/st conflicts':>28}"
+    lines = [head, "-" * len(head)]
+    for v, e in by_version.items():
+        cells = "".join(f"{_fmt(e['measured'].get(m)):>15}" for _, m in cols)
+        p = e.get("predicted")
+        pred = f"{p['ld_extra_wavefronts']}/{p['st_extra_wavefronts']}" if p else "-"
+        lines.append(f"{v:<8}{cells}{pred:>28}")
+    return "\n".join(lines)
+
+
+def _fmt(v: Optional[float]) -> str:
+    return "n/a" if v is None else f"{v:,.0f}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+def summary_lines() -> list[str]:
+    """A short summary of everything recorded for the ladder in data/ (for the end of reduce.sh)."""
+    from . import bench, data
+
+    out: list[str] = []
+    ladder = bench.load_recorded("ladder")
+    if ladder:
+        out.append(f"ladder, {ladder['source']}:")
+        out += ["  " + line for line in bench.format_acceptance(ladder).splitlines()]
+    sweep = bench.load_recorded("sweep")
+    if sweep:
+        cells = []
+        for n in sweep["sizes"]:
+            best = bench.best_kernel(sweep, n)
+            if best and n in (2**16, 2**20, 2**24, 2**28, 2**30):
+                cells.append(f"{bench.size_label(n)} {best['name']} x{best['vs_cupy_sum']:.2f} {best['gbps']:,.0f} GB/s")
+        out.append("sweep, best vs cupy.sum: " + "; ".join(cells))
+    tune = bench.load_recorded("tune")
+    if tune:
+        cells = []
+        for n in tune["sizes"]:
+            best = bench.best_kernel(tune, n)
+            if best:
+                cells.append(f"{bench.size_label(n)} {best['name']}<{best['block']}> unroll {best.get('unroll')} "
+                             f"x{best['vs_cupy_sum']:.2f}")
+        out.append("tune, best: " + "; ".join(cells))
+    if data.exists("ncu_ladder"):
+        ncu = data.load("ncu_ladder")["by_version"]
+        div = "smsp__sass_branch_targets_threads_divergent.sum"
+        ld = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+        out.append("ncu: " + "; ".join(f"{v} div {_fmt(e['measured'].get(div))} conflicts ld {_fmt(e['measured'].get(ld))}"
+                                       for v, e in ncu.items()))
+    if data.exists("sanitizer_ladder"):
+        runs = data.load("sanitizer_ladder")["runs"]
+        odd = [f"{r['kernel']}/{r['tool']}: {r['outcome']}" for r in runs if not r["as_expected"]]
+        caught = [f"{r['kernel']}/{r['tool']} {r['errors']} errors {r['hazards']} hazards"
+                  for r in runs if r["expected"] == "reported"]
+        out.append(f"sanitizer: {len(runs) - len(odd)}/{len(runs)} runs as expected; caught: {'; '.join(caught)}"
+                   + (f"; UNEXPECTED: {'; '.join(odd)}" if odd else ""))
+    return out or ["nothing recorded for the reduction ladder in data/"]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m helpers.reduce_checks", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sanitizer", help="TOOL__KERNEL.log files -> data/sanitizer_ladder.json")
+    s.add_argument("log_dir", type=Path)
+    n = sub.add_parser("ncu", help="ncu --csv output -> data/ncu_ladder.json")
+    n.add_argument("csv", type=Path)
+    n.add_argument("--n", type=int, required=True, help="the n the first passes ran with")
+    n.add_argument("--block", type=int, required=True)
+    for p in (s, n):
+        p.add_argument("--record", action="store_true", help="write the JSON into data/ (GPU host only)")
+    sub.add_parser("summary", help="what data/ holds for the ladder, in a few lines")
+    args = parser.parse_args(argv)
+
+    if args.command == "summary":
+        print("\n".join(summary_lines()))
+        return 0
+    if args.command == "sanitizer":
+        runs = summarize_sanitizer_logs(args.log_dir)
+        print(format_sanitizer(runs))
+        payload: dict[str, Any] = {"runs": runs,
+                                   "all_as_expected": bool(runs) and all(r["as_expected"] for r in runs)}
+        name, ok = "sanitizer_ladder", payload["all_as_expected"]
+    else:
+        launches = parse_ncu_csv(args.csv.read_text(errors="replace"))
+        by_version = summarize_ncu(launches)
+        print(format_ncu(by_version))
+        payload = {"n": args.n, "block": args.block, "metrics": list(NCU_METRICS), "by_version": by_version,
+                   "launches": launches}
+        name, ok = "ncu_ladder", bool(by_version)
+    if args.record:
+        from . import backend, data
+
+        print(f"recorded: {data.write(name, payload, backend.stamp())}", file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The reduction ladder on the H200 (notebooks 05/06): GPU tests, benchmark recordings, Nsight Compute
+# counters and compute-sanitizer summaries, all written to data/ (stamped), logs to $OUT/reduce/.
+#
+#   OUT=/some/dir bash scripts/gpu/reduce.sh            # from the repo root, on the GPU host
+#   REDUCE_STEPS="tests ladder" OUT=... bash scripts/gpu/reduce.sh   (default: every step)
+#
+# Steps: tests (pytest -m gpu tests/gpu/test_reduce_*.py), ladder (bench --record), sweep
+# (bench --sweep --record, 2^16..2^30 once), tune (bench --tune --record), ncu (v0..v4 first passes),
+# sanitizer (memcheck/racecheck/synccheck of every kernel, in parallel). Every step runs under
+# `timeout`; a failing step does not stop the others. Prints a short summary at the end.
+set -uo pipefail
+: "${OUT:?set OUT to a writable folder}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
+STEPS=${REDUCE_STEPS:-"tests ladder sweep tune ncu sanitizer"}
+LOG="$OUT/reduce"
+mkdir -p "$LOG"
+status=()
+note() { status+=("$1: $2"); echo "== reduce $1: $2"; }
+has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# Block size and sizes for the counters and the sanitizers: n is not a multiple of any block size
+# (nor of 4, so the float4 kernels take their tail path); the seed's n is not a multiple of 256.
+BLOCK=256
+NCU_N=16777216
+SAN_N=100003
+SEED_BAD_N=1000
+SEED_OK_N=1024
+
+if has tests; then
+  timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_reduce_*.py > "$LOG/tests.log" 2>&1
+  rc=$?; note tests "exit $rc ($(tail -1 "$LOG/tests.log"))"
+fi
+
+if has ladder; then
+  timeout 200 python3 -m helpers.bench --record --repeat 50 --warmup 10 > "$LOG/ladder.log" 2>&1
+  rc=$?; note ladder "exit $rc"
+fi
+
+if has sweep; then
+  timeout 150 python3 -m helpers.bench --sweep --record --repeat 30 --warmup 5 > "$LOG/sweep.log" 2>&1
+  rc=$?; note sweep "exit $rc"
+fi
+
+if has tune; then
+  timeout 150 python3 -m helpers.bench --tune --record --repeat 30 --warmup 5 > "$LOG/tune.log" 2>&1
+  rc=$?; note tune "exit $rc"
+fi
+
+if has ncu; then
+  metrics=$(python3 -c 'from helpers.reduce_checks import NCU_METRICS; print(",".join(NCU_METRICS))')
+  core="smsp__sass_branch_targets_threads_divergent.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__sass_inst_executed_op_shared_ld.sum"
+  for m in "$metrics" "$core"; do  # the full list, or (if ncu rejects a name) the four that matter
+    rm -f "$LOG/ncu_ladder.csv"
+    timeout 180 ncu --clock-control none --csv --log-file "$LOG/ncu_ladder.csv" --metrics "$m" \
+      --kernel-name regex:reduce_v --launch-count 5 \
+      python3 -m helpers.reduce_target profile v0,v1,v2,v3,v4 --n $NCU_N --block $BLOCK > "$LOG/ncu_target.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -q '"ID"' "$LOG/ncu_ladder.csv" 2>/dev/null && break
+  done
+  timeout 60 python3 -m helpers.reduce_checks ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK --record > "$LOG/ncu.log" 2>&1
+  rc2=$?; note ncu "ncu exit $rc, record exit $rc2"
+fi
+
+if has sanitizer; then
+  SAN="$LOG/sanitizer"
+  rm -rf "$SAN"; mkdir -p "$SAN"
+  jobs_file="$SAN/jobs.txt"; : > "$jobs_file"
+  for k in v0 v1 v2 v3 v4 v4_legacy v5 v6 v7 v8 onepass seed; do
+    for tool in memcheck racecheck synccheck; do
+      n=$SAN_N; offsets=0
+      case $k in
+        v8|onepass) offsets=0,1,2,3 ;;        # every misalignment of the float4 head
+        seed) if [ $tool = memcheck ]; then n=$SEED_BAD_N; else n=$SEED_OK_N; fi ;;
+      esac
+      echo "$tool $k $n $offsets" >> "$jobs_file"
+    done
+  done
+  run_one() {  # tool kernel n offsets
+    local extra=""
+    [ "$1" = racecheck ] && extra="--racecheck-report all"
+    timeout 240 compute-sanitizer --tool "$1" $extra --print-limit 20 \
+      python3 -m helpers.reduce_target sanitize "$2" --n "$3" --block 256 --offsets "$4" \
+      > "$SAN/$1__$2.log" 2>&1
+    echo $? > "$SAN/$1__$2.rc"
+  }
+  export -f run_one; export SAN
+  timeout 420 xargs -P 8 -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
+  timeout 60 python3 -m helpers.reduce_checks sanitizer "$SAN" --record > "$LOG/sanitizer.log" 2>&1
+  rc=$?; note sanitizer "exit $rc ($(grep -c UNEXPECTED "$LOG/sanitizer.log") unexpected)"
+fi
+
+echo
+echo "== reduce summary (logs in $LOG)"
+for s in "${status[@]}"; do echo "  $s"; done
+timeout 60 python3 -m helpers.reduce_checks summary
