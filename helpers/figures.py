@@ -14,6 +14,7 @@ Figure objects). The text tables are deterministic, for outputs that nbval compa
 from __future__ import annotations
 
 import io
+import weakref
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -22,6 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.transforms import TransformedPath
 
 from . import style
 from .emulator import ShuffleResult
@@ -70,7 +72,7 @@ def _flags(a: Optional[Any], name: str, default: bool) -> np.ndarray:
     return np.full(LANES, default) if a is None else _lane_row(a, name, bool)
 
 
-def _blocks(rows: Sequence[tuple[str, Sequence[str]]], lanes_per_block: int) -> str:
+def lane_blocks(rows: Sequence[tuple[str, Sequence[str]]], lanes_per_block: int) -> str:
     """Right-aligned columns of per-lane cells, ``lanes_per_block`` lanes per block of lines."""
     if lanes_per_block not in (8, 16, 32):
         raise ValueError(f"lanes_per_block must be 8, 16 or 32; got {lanes_per_block!r}")
@@ -93,7 +95,7 @@ def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
     """A plain-text table of one warp: lane -> value (and, for a ShuffleResult, src lane).
 
     For a :class:`ShuffleResult` the rows are ``lane``, ``src`` (``-`` where the lane did not call)
-    and ``value`` (``undef`` where undefined), followed by lines naming the lanes that kept their
+    and ``value`` (``undef`` where undefined, ``-`` where the lane did not call), followed by lines naming the lanes that kept their
     own value, read undefined values, or did not call. Floats get 6 significant digits.
     """
     if isinstance(result_or_values, ShuffleResult):
@@ -103,14 +105,20 @@ def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
         values = _lane_row(r.values, "values")
         rows = [("lane", [str(l) for l in LANE]),
                 ("src", [str(s) if s >= 0 else "-" for s in src]),
-                ("value", [format_value(v, fmt, 6) if d else UNDEF_TEXT for v, d in zip(values, defined)])]
+                ("value", [_result_cell(v, d, s, fmt) for v, d, s in zip(values, defined, src)])]
         notes = [f"kept own value: {_lanes_text(defined & (src == LANE))}",
                  f"undefined: {_lanes_text(~defined & (src >= 0))}",
                  f"did not call: {_lanes_text(src < 0)}"]
-        return _blocks(rows, lanes_per_block) + "\n" + "\n".join(notes)
+        return lane_blocks(rows, lanes_per_block) + "\n" + "\n".join(notes)
     values = _lane_row(result_or_values, "values")
     rows = [("lane", [str(l) for l in LANE]), ("value", [format_value(v, fmt, 6) for v in values])]
-    return _blocks(rows, lanes_per_block)
+    return lane_blocks(rows, lanes_per_block)
+
+
+def _result_cell(v: Any, defined: bool, src: int, fmt: Fmt) -> str:
+    if src < 0:
+        return "-"
+    return format_value(v, fmt, 6) if defined else UNDEF_TEXT
 
 
 def mapping_text(result: ShuffleResult) -> str:
@@ -122,23 +130,48 @@ def mapping_text(result: ShuffleResult) -> str:
 # ---------------------------------------------------------------- drawing one warp
 
 
+# Speed: a widget must redraw in well under 200 ms, and a figure has ~200 artists. Matplotlib
+# recomputes the clip path of every artist added to an Axes (and, in add_patch, its data limits,
+# which our fixed limits do not need): together most of the drawing time. So the axes' clip path is
+# computed once per Axes patch and given to each artist up front.
+_CLIPS: "weakref.WeakKeyDictionary[Patch, TransformedPath]" = weakref.WeakKeyDictionary()
+
+
+def _clip(ax: Axes) -> TransformedPath:
+    clip = _CLIPS.get(ax.patch)
+    if clip is None:
+        clip = _CLIPS[ax.patch] = TransformedPath(ax.patch.get_path(), ax.patch.get_transform())
+    return clip
+
+
+def _add(ax: Axes, patch: Patch) -> None:
+    """``ax.add_patch`` without its clip-path and data-limit updates (see above)."""
+    patch.set_clip_path(_clip(ax))
+    ax.add_artist(patch)
+
+
+def _text(ax: Axes, x: float, y: float, s: str, **kw: Any) -> None:
+    """``ax.text`` centred on (x, y), without its clip-path update (see above)."""
+    ax.text(x, y, s, **{"ha": "center", "va": "center", "clip_path": _clip(ax), **kw})
+
+
 def draw_segments(ax: Axes, width: int, y0: float, y1: float) -> None:
     """Shade the ``width``-lane segments of a warp as alternating bands from ``y0`` to ``y1``."""
     if width not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"width must be a power of two in [1, 32] (1, 2, 4, 8, 16, 32); got {width!r}")
     for s in range(LANES // width):
-        ax.add_patch(Rectangle((s * width - 0.5, y0), width, y1 - y0, facecolor=style.SEGMENT_BANDS[s % 2],
+        _add(ax, Rectangle((s * width - 0.5, y0), width, y1 - y0, facecolor=style.SEGMENT_BANDS[s % 2],
                                edgecolor="none", zorder=0))
 
 
 def _value_text(ax: Axes, x: float, y: float, text: str, color: str) -> None:
     """Write ``text`` in the lane box at (x, y) if it fits; an ellipsis says 'see the table'."""
     if len(text) <= FIT_ACROSS:
-        ax.text(x, y, text, ha="center", va="center", fontsize=VALUE_SIZE, color=color, zorder=4)
+        _text(ax, x, y, text, fontsize=VALUE_SIZE, color=color, zorder=4)
     elif len(text) <= FIT_ROTATED:
-        ax.text(x, y, text, ha="center", va="center", fontsize=SMALL_SIZE, color=color, rotation=90, zorder=4)
+        _text(ax, x, y, text, fontsize=SMALL_SIZE, color=color, rotation=90, zorder=4)
     else:
-        ax.text(x, y, "…", ha="center", va="center", fontsize=VALUE_SIZE, color=color, zorder=4)
+        _text(ax, x, y, "…", fontsize=VALUE_SIZE, color=color, zorder=4)
 
 
 def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: Optional[Any] = None,
@@ -167,10 +200,10 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
         face, edge, lw, text_color = fill, style.BLACK, 0.6, style.BLACK
         if lane in results:
             face, text_color = style.RESULT, "white"
-        if not active_[lane]:
-            face, text_color = style.INACTIVE, "#555555"
         if faded_[lane]:
             face, edge, text_color = "white", style.INACTIVE, "#999999"
+        if not active_[lane]:
+            face, text_color = style.INACTIVE, "#555555"
         if kept_[lane]:
             edge, lw = style.KEEPS_OWN, 1.2 if faded_[lane] else 2.2
         hatch = None
@@ -179,20 +212,20 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
         box = Rectangle((lane - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H, facecolor=face, edgecolor=edge,
                         linewidth=lw, hatch=hatch, zorder=2,
                         linestyle=style.OUTSIDE_MASK_STYLE if not in_mask_[lane] else "-")
-        ax.add_patch(box)
+        _add(ax, box)
         boxes.append(box)
         if defined_[lane]:
             _value_text(ax, lane, y, format_value(vals[lane], fmt), text_color)
         else:
             # A white backing keeps the word readable over the hatching.
-            ax.text(lane, y, UNDEF_TEXT, ha="center", va="center", fontsize=UNDEF_SIZE, color=text_color,
+            _text(ax, lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color,
                     zorder=4, bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
     if numbers:
         dy = -(BOX_H / 2 + 0.18) if numbers == "below" else BOX_H / 2 + 0.18
         for lane in range(LANES):
-            ax.text(lane, y + dy, str(lane), ha="center", va="center", fontsize=5.5, color="#444444")
+            _text(ax, lane, y + dy, str(lane), fontsize=5.5, color="#444444")
     if label:
-        ax.text(-0.75, y, label, ha="right", va="center", fontsize=8)
+        _text(ax, -0.75, y, label, ha="right", fontsize=8)
     if title:
         ax.set_title(title, fontsize=9)
     _frame_lanes(ax)
@@ -222,7 +255,7 @@ def draw_shuffle_arrows(ax: Axes, src_lane: Any, defined: Any, *, y_from: float,
                                 color=style.ARROW if ok else style.UNDEFINED_EDGE,
                                 linestyle="-" if ok else "--", linewidth=0.9 if ok else 1.1,
                                 alpha=0.2 if faded_[dst] else 0.9, zorder=3)
-        ax.add_patch(arrow)
+        _add(ax, arrow)
         count += 1
     return count
 
@@ -269,10 +302,11 @@ def _new_figure(height: float) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def figure_png(fig: Figure, dpi: int = 90) -> bytes:
+def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     """The figure rendered as PNG bytes (for ``ipywidgets.Image``)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    # Light compression: a widget redraws on every slider move, and the bytes stay in the kernel.
+    fig.savefig(buf, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
     return buf.getvalue()
 
 
@@ -343,9 +377,9 @@ def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: int,
                   numbers=None, fmt=fmt)
     for lane in range(LANES):   # lane l feeds bit l
         ax.plot([lane, lane], [y + BOX_H / 2, y + 1.25 - BOX_H / 2], color="#888888", linewidth=0.5, zorder=1)
-        ax.text(lane, top + BOX_H / 2 + 0.2, str(lane), ha="center", va="center", fontsize=5.5, color="#444444")
-    ax.text(-0.75, top + BOX_H / 2 + 0.2, "lane", ha="right", va="center", fontsize=7)
-    ax.text(-0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", va="center", fontsize=7)
+        _text(ax, lane, top + BOX_H / 2 + 0.2, str(lane), fontsize=5.5, color="#444444")
+    _text(ax, -0.75, top + BOX_H / 2 + 0.2, "lane", ha="right", fontsize=7)
+    _text(ax, -0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", fontsize=7)
     ax.set_ylim(y - 0.75, top + 0.75)
     ax.set_title(f"__ballot_sync(0x{int(mask):08X}, predicate): lane l sets bit l "
                  f"(if it is active, in the mask and its predicate is true)", fontsize=9)
@@ -431,8 +465,8 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
         draw_shuffle_arrows(ax, src, trace.defined[k, warp], y_from=ROW_GAP, y_to=0.0, faded=faded_now)
     else:
         kept = np.zeros(LANES, bool)
-        ax.text(LANES / 2 - 0.5, ROW_GAP, "the input: what each lane holds before the first step",
-                ha="center", va="center", fontsize=8, color="#444444")
+        _text(ax, LANES / 2 - 0.5, ROW_GAP, "the input: what each lane holds before the first step",
+              fontsize=8, color="#444444")
     draw_warp(ax, trace.held[k, warp], defined=hdef[k, warp], active=act, in_mask=in_mask, kept_own=kept,
               faded=faded_now, result_lanes=results, y=0.0, label="after" if k else "input", numbers="below")
     ax.set_ylim(-0.85, ROW_GAP + 0.85)
@@ -504,4 +538,4 @@ def trace_table(trace: Any, *, warp: int = 0, fmt: Fmt = None, lanes_per_block: 
     for k in range(trace.n_steps):
         cells = [format_value(v, fmt, 6) if d else UNDEF_TEXT for v, d in zip(trace.held[k, warp], hdef[k, warp])]
         rows.append((f"{k} {trace.labels[k]}", cells))
-    return _blocks(rows, lanes_per_block)
+    return lane_blocks(rows, lanes_per_block)

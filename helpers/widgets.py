@@ -1,0 +1,359 @@
+"""Interactive explorers for notebooks 01 (``__ballot_sync``) and 02 (the shuffles), and the pure
+functions behind them.
+
+Each explorer is two layers:
+
+* a pure function (:func:`shuffle_view`, :func:`ballot_view`) from the widget values to a
+  :class:`View` (a figure, a text table, a machine-readable mapping line, or a friendly message
+  when the input is bad). It never raises, so it can be tested over the whole parameter range;
+* a builder (:func:`shuffle_explorer`, :func:`ballot_explorer`) that wires ipywidgets controls to
+  it and shows the result: the figure as a PNG image, the table in ``<pre>``, and the mapping in a
+  ``<div class="warplab-mapping">`` that browser tests read. A bad input shows a red message box,
+  never a traceback.
+
+The intrinsics run through :mod:`helpers.warp` with ``backend=None`` by default: the GPU where
+one is usable, the emulator otherwise; the figure's footer says which ran.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from . import backend as _backend
+from . import expr, figures, style, warp
+
+LANES = 32
+LANE = np.arange(LANES)
+WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+MODES: tuple[str, ...] = ("down", "up", "xor", "idx")
+OPERAND_NAMES = {"down": "delta", "up": "delta", "xor": "lane_mask", "idx": "src_lane"}
+ACTIVE_KINDS: tuple[str, ...] = ("all", "first n", "even", "random")
+PREDICATE_KINDS: tuple[str, ...] = ("lane < n", "even lanes", "every k-th lane", "random (seed)",
+                                    "custom expression")
+DEFAULT_EXPRESSION = "lane % 3 == 0 and value > 5"
+FULL_MASK_TEXT = "0xFFFFFFFF"
+PNG_DPI = 100  # "undef" in a lane stays legible; rendering costs the same at 80
+
+
+@dataclass(frozen=True)
+class View:
+    """What an explorer shows for one set of widget values.
+
+    ``message`` is None when the input was good: then ``figure`` is set, ``table`` is the plain
+    text table and ``mapping`` the machine-readable line. Otherwise ``message`` says, in words,
+    what was wrong and what is allowed, and the other fields are empty.
+    """
+
+    figure: Optional[Figure]
+    table: str
+    mapping: str
+    message: Optional[str]
+    source: str
+
+    @classmethod
+    def error(cls, message: str, source: str = "") -> "View":
+        return cls(None, "", "", message, source)
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def parse_mask(text: str) -> int:
+    """A member mask typed as hex (``0xFFFF0000``, ``ffff0000``, ``0xFFFF_0000``) -> int in [0, 2**32).
+
+    Raises ValueError naming the parameter and giving examples.
+    """
+    cleaned = str(text).strip().replace("_", "").replace(" ", "")
+    digits = cleaned[2:] if cleaned.lower().startswith("0x") else cleaned
+    hint = "e.g. 0xFFFFFFFF (all 32 lanes) or 0x0000FFFF (lanes 0-15)"
+    try:
+        value = int(digits, 16)
+    except ValueError:
+        raise ValueError(f"mask must be a hexadecimal number from 0x0 to 0xFFFFFFFF, {hint}; got {text!r}") from None
+    if value < 0:
+        raise ValueError(f"mask must be a hexadecimal number from 0x0 to 0xFFFFFFFF, {hint}; got {text!r}")
+    if value > 0xFFFFFFFF:
+        raise ValueError(f"mask must be at most 0xFFFFFFFF (32 lanes, one bit each), {hint}; got {text!r}")
+    return value
+
+
+def active_lanes(kind: str, n: int = LANES, seed: int = 0) -> np.ndarray:
+    """(32,) bool, the active lanes: ``"all"``, ``"first n"`` (lanes 0..n-1), ``"even"``, or
+    ``"random"`` (n lanes chosen with ``seed``). ``n`` is clipped to [0, 32]."""
+    n = int(np.clip(n, 0, LANES))
+    if kind == "all":
+        return np.ones(LANES, bool)
+    if kind == "first n":
+        return LANE < n
+    if kind == "even":
+        return LANE % 2 == 0
+    if kind == "random":
+        chosen = np.random.default_rng([int(seed), 2]).permutation(LANES)[:n]
+        return np.isin(LANE, chosen)
+    raise ValueError(f"active must be one of {', '.join(map(repr, ACTIVE_KINDS))}; got {kind!r}")
+
+
+def ballot_values(seed: int) -> np.ndarray:
+    """The per-lane data the ballot predicates see as ``value``: integers 0..9, fixed by ``seed``."""
+    return np.random.default_rng([int(seed), 0]).integers(0, 10, LANES).astype(np.int32)
+
+
+def shuffle_values() -> np.ndarray:
+    """The shuffle explorer's input: lane l holds 10 * l, so a value names the lane it came from."""
+    return (10 * LANE).astype(np.int32)
+
+
+def ballot_predicate(kind: str, *, n: int, k: int, seed: int, expression: str, values: np.ndarray) -> np.ndarray:
+    """(32,) bool predicate for a predicate ``kind`` (see ``PREDICATE_KINDS``).
+
+    A custom expression is evaluated safely by :func:`helpers.expr.predicate` over lane, value,
+    warp (0) and n; it raises ValueError with a friendly message when it is not allowed.
+    """
+    if kind == "lane < n":
+        return LANE < n
+    if kind == "even lanes":
+        return LANE % 2 == 0
+    if kind == "every k-th lane":
+        if k < 1:
+            raise ValueError(f"k must be at least 1 for 'every k-th lane'; got {k}")
+        return LANE % k == 0
+    if kind == "random (seed)":
+        return np.random.default_rng([int(seed), 1]).random(LANES) < 0.5
+    if kind == "custom expression":
+        return np.broadcast_to(expr.predicate(expression, lane=LANE, value=values, warp=0, n=n), (LANES,)).copy()
+    raise ValueError(f"predicate must be one of {', '.join(map(repr, PREDICATE_KINDS))}; got {kind!r}")
+
+
+def engine_label(backend: Optional[str] = None) -> str:
+    """Which engine runs the intrinsics, for figure footers: ``"emulator"`` or ``"GPU: <name>"``."""
+    if _backend.resolve(backend) == "cupy":
+        return f"GPU: {_backend.detect().gpu_name}"
+    return "emulator"
+
+
+# ---------------------------------------------------------------- pure views
+
+
+def shuffle_op_label(mode: str, offset: int, width: int, mask: int) -> str:
+    """The CUDA call a shuffle view shows, e.g. ``__shfl_down_sync(0xFFFFFFFF, v, 2, 32)``."""
+    name = "__shfl_sync" if mode == "idx" else f"__shfl_{mode}_sync"
+    return f"{name}(0x{mask:08X}, v, {offset}, {width})"
+
+
+_SHUFFLES: dict[str, Callable[..., warp.ShuffleResult]] = {
+    "down": warp.shfl_down, "up": warp.shfl_up, "xor": warp.shfl_xor, "idx": warp.shfl_idx,
+}
+
+
+def shuffle_view(mode: str = "down", offset: int = 1, width: int = 32, mask: str = FULL_MASK_TEXT,
+                 active: str = "all", n_active: int = LANES, seed: int = 0,
+                 backend: Optional[str] = None) -> View:
+    """The shuffle explorer's picture for these widget values. Never raises.
+
+    ``mode`` is one of down/up/xor/idx, ``offset`` its operand (delta, lane_mask or src_lane),
+    ``mask`` hex text, ``active``/``n_active``/``seed`` choose the active lanes (see
+    :func:`active_lanes`). The input is :func:`shuffle_values`. ``mapping`` is ``src: ...``.
+    """
+    try:
+        source = engine_label(backend)
+        if mode not in _SHUFFLES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        mask_int = parse_mask(mask)
+        act = active_lanes(active, n_active, seed)
+        values = shuffle_values()
+        result = _SHUFFLES[mode](values, offset, width, mask=mask_int, active=act, backend=backend)
+    except (ValueError, RuntimeError) as exc:   # RuntimeError: a GPU was demanded but is not usable
+        return View.error(str(exc))
+    fig = figures.shuffle_figure(values, result, op_label=shuffle_op_label(mode, offset, width, mask_int),
+                                 width=width, mask=mask_int, active=act, source_label=source)
+    return View(fig, figures.lane_table(result), figures.mapping_text(result), None, source)
+
+
+def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,
+                expression: str = DEFAULT_EXPRESSION, mask: str = FULL_MASK_TEXT, active: str = "all",
+                n_active: int = LANES, backend: Optional[str] = None) -> View:
+    """The ballot explorer's picture for these widget values. Never raises.
+
+    ``kind`` picks the predicate (see :func:`ballot_predicate`; ``n``, ``k``, ``seed`` and
+    ``expression`` are its parameters), ``mask`` is hex text, ``active``/``n_active`` choose the
+    active lanes. ``mapping`` is ``ballot: 0x... bits: ...`` (the set bits, i.e. their lanes).
+    """
+    try:
+        source = engine_label(backend)
+        mask_int = parse_mask(mask)
+        act = active_lanes(active, n_active, seed)
+        values = ballot_values(seed)
+        pred = _user_predicate(kind, n=n, k=k, seed=seed, expression=expression, values=values)
+        result = int(warp.ballot(pred, mask=mask_int, active=act, backend=backend))
+        any_, all_ = (bool(f(pred, mask=mask_int, active=act, backend=backend))
+                      for f in (warp.any_sync, warp.all_sync))
+    except (ValueError, RuntimeError) as exc:
+        return View.error(str(exc))
+    fig = figures.ballot_figure(pred, mask_int, act, result, source, values=values)
+    return View(fig, _ballot_table(pred, mask_int, act, result, any_, all_), _ballot_mapping(result), None, source)
+
+
+def _user_predicate(kind: str, **kwargs: Any) -> np.ndarray:
+    """:func:`ballot_predicate`, with any failure of a custom expression turned into ValueError."""
+    try:
+        return ballot_predicate(kind, **kwargs)
+    except ValueError:
+        raise
+    except Exception as exc:  # the learner's expression may fail in ways the checker cannot foresee
+        raise ValueError(f"the expression could not be evaluated: {type(exc).__name__}: {exc}") from None
+
+
+def _ballot_mapping(result: int) -> str:
+    bits = figures.ballot_bits(result)
+    return f"ballot: 0x{result:08X} bits: " + (" ".join(map(str, np.flatnonzero(bits))) or "none")
+
+
+def _ballot_table(pred: np.ndarray, mask: int, act: np.ndarray, result: int, any_: bool, all_: bool) -> str:
+    in_mask = figures.ballot_bits(mask)
+    bits = figures.ballot_bits(result)
+    yes = lambda a: ["1" if x else "0" for x in a]  # noqa: E731
+    rows = [("lane", [str(l) for l in LANE]), ("predicate", yes(pred)), ("in mask", yes(in_mask)),
+            ("active", yes(act)), ("bit", yes(bits))]
+    summary = (f"__ballot_sync = 0x{result:08X} (bit l = lane l), "
+               f"__any_sync = {int(any_)}, __all_sync = {int(all_)}")
+    return figures.lane_blocks(rows, 16) + "\n" + summary
+
+
+# ---------------------------------------------------------------- HTML pieces
+
+
+def mapping_html(view: View) -> str:
+    """The machine-readable mapping inside ``<div class="warplab-mapping">`` (empty on bad input)."""
+    return f'<div class="warplab-mapping" data-mapping="{html.escape(view.mapping)}">{html.escape(view.mapping)}</div>'
+
+
+def message_html(message: Optional[str]) -> str:
+    """A red box with the message, or nothing."""
+    if not message:
+        return ""
+    return (f'<div class="warplab-error" style="color:{style.VERMILION};border:1px solid {style.VERMILION};'
+            f'padding:6px;border-radius:4px">{html.escape(message)}</div>')
+
+
+def table_html(table: str) -> str:
+    return f'<pre class="warplab-table" style="font-size:11px;line-height:1.25">{html.escape(table)}</pre>'
+
+
+# ---------------------------------------------------------------- builders
+
+
+class _Display:
+    """The explorer's output area: message, figure image, mapping line, table."""
+
+    def __init__(self) -> None:
+        import ipywidgets as w
+
+        self.message = w.HTML()
+        self.image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.mapping = w.HTML()
+        self.table = w.HTML()
+        self.box = w.VBox([self.message, self.image, self.mapping, self.table])
+
+    def show(self, view: View) -> None:
+        self.message.value = message_html(view.message)
+        self.mapping.value = mapping_html(view)
+        self.table.value = table_html(view.table) if view.table else ""
+        if view.figure is not None:
+            self.image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
+        # On bad input, hide the stale picture rather than show one that no longer matches.
+        self.image.layout.display = None if view.figure is not None else "none"
+
+
+def _wire(controls: dict[str, Any], render: Callable[..., View], header: Any,
+          on_change: Optional[Callable[[dict[str, Any]], None]] = None) -> Any:
+    """Connect ``controls`` (name -> widget) to ``render`` and return the explorer's VBox."""
+    import ipywidgets as w
+
+    out = _Display()
+
+    def refresh(_change: Any = None) -> None:
+        values = {name: c.value for name, c in controls.items()}
+        if on_change is not None:
+            on_change(values)
+        try:
+            view = render(**values)
+        except Exception as exc:  # a widget must never show a traceback, whatever went wrong
+            view = View.error(f"Could not draw this: {type(exc).__name__}: {exc}")
+        out.show(view)
+
+    for c in controls.values():
+        c.observe(refresh, names="value")
+    refresh()
+    rows = [w.HBox(list(controls.values())[i:i + 3]) for i in range(0, len(controls), 3)]
+    return w.VBox([header, *rows, out.box])
+
+
+def _active_controls() -> dict[str, Any]:
+    import ipywidgets as w
+
+    return {
+        "active": w.Dropdown(options=ACTIVE_KINDS, value="all", description="active"),
+        "n_active": w.IntSlider(value=LANES, min=0, max=LANES, description="n active", continuous_update=False),
+        "seed": w.IntSlider(value=0, min=0, max=99, description="seed", continuous_update=False),
+    }
+
+
+def _offset_label(mode: str) -> str:
+    # "offset" stays in the label whatever the mode: learners (and the browser test) look for it.
+    return f"offset ({OPERAND_NAMES.get(mode, 'operand')})"
+
+
+def shuffle_explorer(backend: Optional[str] = None) -> Any:
+    """An ipywidgets VBox exploring ``__shfl_{down,up,xor}_sync`` / ``__shfl_sync`` on one warp.
+
+    Controls: mode, offset (0..31: delta, lane_mask or src_lane), width (1..32), mask (hex text),
+    active lanes. Shows the figure, ``<div class="warplab-mapping">src: ...</div>`` and the table.
+    """
+    import ipywidgets as w
+
+    controls = {
+        "mode": w.ToggleButtons(options=MODES, value="down", description="mode"),
+        "offset": w.IntSlider(value=1, min=0, max=LANES - 1, description=_offset_label("down"),
+                              continuous_update=False, style={"description_width": "initial"}),
+        "width": w.ToggleButtons(options=WIDTHS, value=32, description="width"),
+        "mask": w.Text(value=FULL_MASK_TEXT, description="mask (hex)", continuous_update=False),
+        **_active_controls(),
+    }
+
+    def relabel(values: dict[str, Any]) -> None:
+        controls["offset"].description = _offset_label(values["mode"])
+
+    header = w.HTML("<b>Shuffle explorer</b>: lane l starts with the value 10 × l.")
+    return _wire(controls, lambda **v: shuffle_view(**v, backend=backend), header, relabel)
+
+
+def ballot_explorer(backend: Optional[str] = None) -> Any:
+    """An ipywidgets VBox exploring ``__ballot_sync`` on one warp.
+
+    Controls: predicate kind, n, k, seed, custom expression (over lane, value, warp, n), mask (hex
+    text), active lanes. Shows the figure, ``<div class="warplab-mapping">ballot: 0x... bits:
+    ...</div>`` and the table.
+    """
+    import ipywidgets as w
+
+    controls = {
+        "kind": w.Dropdown(options=PREDICATE_KINDS, value="lane < n", description="predicate"),
+        "n": w.IntSlider(value=20, min=0, max=LANES, description="n", continuous_update=False),
+        "k": w.IntSlider(value=3, min=1, max=LANES, description="k", continuous_update=False),
+        "expression": w.Text(value=DEFAULT_EXPRESSION, description="expression", continuous_update=False),
+        "mask": w.Text(value=FULL_MASK_TEXT, description="mask (hex)", continuous_update=False),
+        **_active_controls(),
+    }
+
+    def enable(values: dict[str, Any]) -> None:
+        # Grey out what the current choice ignores, so learners know which knob does something.
+        controls["k"].disabled = values["kind"] != "every k-th lane"
+        controls["expression"].disabled = values["kind"] != "custom expression"
+        controls["n_active"].disabled = values["active"] not in ("first n", "random")
+
+    header = w.HTML("<b>Ballot explorer</b>: <code>value</code> is a random digit per lane (fixed by the seed).")
+    return _wire(controls, lambda **v: ballot_view(**v, backend=backend), header, enable)
