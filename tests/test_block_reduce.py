@@ -1,0 +1,229 @@
+"""Block reductions on the emulated model: against NumPy over awkward shapes, the seeds' bugs
+reproduced, races found, the phase trace, validation, compile errors, sanitizer parsing, recordings."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import data, kernels
+from helpers import block_reduce as br
+from helpers import record_reduce as rr
+from helpers.warp_reduce import BITWISE_OPS, OPS
+
+EMU = "emulator"
+SHAPES = [(32, 1), (48, 1), (1024, 1), (1, 1), (20, 1), (1, 1024), (7, 13), (33, 31), (100, 10), (3, 341),
+          (96, 2), (6, 4), (32, 3), (32, 5), (5, 7), (48, 3), (17, 60)]
+
+
+def _values(rng: np.random.Generator, block: tuple[int, int], dtype: str) -> np.ndarray:
+    v = rng.integers(-100, 100, (block[1], block[0]))
+    return v.astype(dtype) if dtype != "uint32" else (v + 100).astype(np.uint32)
+
+
+@pytest.mark.parametrize("kind", br.KINDS)
+@pytest.mark.parametrize("block", SHAPES)
+def test_fixed_matches_numpy_on_any_shape(block: tuple[int, int], kind: str) -> None:
+    rng = np.random.default_rng(block[0] * 7919 + block[1])
+    for dtype in ("int32", "float32", "uint32"):
+        for op in OPS:
+            if op in BITWISE_OPS and dtype == "float32":
+                continue
+            r = br.block_reduce(_values(rng, block, dtype), block, op, kind, backend=EMU)
+            assert r.correct and r.defined.all() and not r.hazards, (dtype, op)
+
+
+def test_who_holds_the_result() -> None:
+    v = np.arange(100, dtype=np.int32)
+    r = br.block_reduce(v, backend=EMU)
+    assert r.holders.sum() == 1 and r.holders[0, 0] and r.result == 4950
+    assert not (r.values == 4950).all()                             # other threads hold partials
+    every = br.block_reduce(v, broadcast=True, backend=EMU)
+    assert every.holders.all() and (every.values == 4950).all()
+    x = br.block_reduce(v.reshape(4, 25), kind="x", backend=EMU)
+    assert x.result.tolist() == v.reshape(4, 25).sum(axis=1).tolist() and x.holders.all()
+    y = br.block_reduce(v.reshape(4, 25), kind="y", backend=EMU)
+    assert y.result.tolist() == v.reshape(4, 25).sum(axis=0).tolist()
+
+
+# ---------------------------------------------------------------- the seeds' bugs, reproduced
+
+def _ones(x: int, y: int) -> np.ndarray:
+    return np.ones((y, x), np.int32)
+
+
+def test_seed_block_reduce_sum_drops_the_tail_warp() -> None:
+    r = br.block_reduce(_ones(48, 1), version="seed", backend=EMU)
+    assert r.result_defined and r.result == 32
+    assert br.block_reduce(_ones(64, 1), version="seed", backend=EMU).result == 64
+    small = br.block_reduce(_ones(20, 1), version="seed", backend=EMU)
+    assert not small.result_defined             # a 20-thread warp shuffles with lanes that do not exist
+
+
+def test_seed_block_x_reduce_needs_power_of_two_warps_per_row() -> None:
+    r = br.block_reduce(_ones(96, 2), kind="x", version="seed", backend=EMU)
+    assert r.result_defined[0] and r.result[0] == 128            # row 0 borrows row 1's first warp
+    assert not r.result_defined[1]                                # row 1 reads a slot nobody wrote
+    for ok_shape in ((64, 2), (128, 4), (32, 8), (16, 4), (1024, 1)):
+        assert br.block_reduce(_ones(*ok_shape), kind="x", version="seed", backend=EMU).correct, ok_shape
+    six = br.block_reduce(_ones(6, 4), kind="x", version="seed", backend=EMU)
+    assert six.result[:3].tolist() == [8, 8, 8]                   # 8 lanes summed, across row boundaries
+
+
+def test_seed_block_x_reduce_write_write_race() -> None:
+    v = np.random.default_rng(7).integers(-9, 10, (2, 48)).astype(np.int32)
+    r = br.block_reduce(v, kind="x", version="seed", backend=EMU)
+    ww = [h for h in r.hazards if h["kind"] == "write-write"]
+    assert ww and ww[0]["slot"] == 1 and ww[0]["order_dependent"]  # tids 32 and 48 both store shared[1]
+    assert not r.result_defined[1] and r.result[0] == v[0, :32].sum()
+
+
+def test_seed_block_y_reduce_drops_rows_and_races() -> None:
+    for rows, got in ((3, 2), (5, 4), (4, 4), (6, 4), (7, 4)):
+        r = br.block_reduce(_ones(32, rows), kind="y", version="seed", backend=EMU)
+        assert r.result_defined.all() and (r.result == got).all(), rows
+        assert r.hazards and not any(h["order_dependent"] for h in r.hazards)   # rewrites the same value
+        assert {h["kind"] for h in r.hazards} == {"write-after-read"}
+    three = br.block_reduce(_ones(32, 3), kind="y", version="seed", backend=EMU)
+    assert len(three.hazards) == 32                                # one per column; racecheck groups them
+
+
+def test_fixed_versions_have_no_hazards() -> None:
+    for kind in br.KINDS:
+        assert not br.block_reduce(_ones(32, 3), kind=kind, backend=EMU).hazards
+
+
+def test_block_trace_phases_and_json() -> None:
+    t = br.block_trace(np.arange(48, dtype=np.int32))
+    kinds = [p.kind for p in t.phases]
+    assert kinds == ["input", "warp", "store", "barrier", "load", "warp"]
+    warp_phase = t.phases[1]
+    assert warp_phase.warp_trace is not None and warp_phase.warp_trace.held.shape == (6, 2, 32)
+    assert not warp_phase.warp_trace.active[0, 1, 16:].any()        # lanes 48..63 do not exist
+    assert warp_phase.held_defined.all()                            # the partial warp drops those reads
+    store = t.phases[2]
+    assert store.stores.tolist() == [[0, 0], [32, 1]] and store.shared[:2].tolist() == [496, 632]
+    assert t.phases[4].shared_defined[:2].all() and not t.phases[4].shared_defined[2:].any()
+    back = br.BlockTrace.from_dict(json.loads(json.dumps(t.to_dict())))
+    assert back.to_dict() == t.to_dict()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"block": (40, 40)}, r"block must be \(x, y\) with x >= 1, y >= 1 and x \* y <= 1024; got \(40, 40\) \(1600 threads\)"),
+    ({"block": (0, 4)}, r"block must be \(x, y\) with x >= 1"),
+    ({"block": (5, 3)}, r"values must have shape \(3, 5\) or \(15,\) for block \(5, 3\); got shape \(32,\)"),
+    ({"op": "mean"}, "op must be one of 'sum', 'max', 'min', 'bit_and', 'bit_or', 'bit_xor'; got 'mean'"),
+    ({"kind": "z"}, "kind must be one of 'sum', 'x', 'y'; got 'z'"),
+    ({"version": "v2"}, "version must be one of 'fixed', 'seed'; got 'v2'"),
+    ({"kind": "x", "broadcast": True}, "broadcast=True needs kind='sum' and version='fixed'"),
+    ({"version": "seed", "op": "max"}, "the seed's BlockReduceSum sums a 1D block: it needs op='sum'"),
+])
+def test_validation(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        br.block_reduce(np.ones(32, np.int32), **kwargs)
+
+
+def test_validation_seed_x_rows() -> None:
+    with pytest.raises(ValueError, match=r"block y must be <= 64 for the seed's BlockXReduce"):
+        br.block_reduce(_ones(2, 100), kind="x", version="seed")
+    with pytest.raises(ValueError, match=r"op 'bit_or' needs an integer dtype"):
+        br.block_reduce(np.ones(32, np.float32), op="bit_or")
+
+
+# ---------------------------------------------------------------- kernels and the as-printed seed
+
+def test_seed_as_printed_does_not_compile() -> None:
+    x = br.seed_compile_error("x")
+    assert "namespace-qualified name is required" in x and "using kWarpSize;" in x
+    assert "seed_as_printed/block_x_reduce.cu(" in x and ".txt" not in x
+    y = br.seed_compile_error("y")
+    assert "expected a declaration" in y
+    with pytest.raises(ValueError, match="kind must be one of 'x', 'y'"):
+        br.seed_compile_error("sum")
+
+
+def test_seed_fixes_are_the_only_changes() -> None:
+    src = kernels.source("seed_block_reduce")
+    assert src.count("// SEED FIX:") == 2
+    printed_x = kernels.source("seed_as_printed/block_x_reduce.cu.txt")
+    fixed_x = kernels.anchor("seed_block_reduce", "seed_block_x_reduce")
+    body = lambda s: [l.strip() for l in s[s.index("template <typename T, typename ReduceOp>\n__device__ __forceinline__ T BlockXReduce"):].splitlines()]  # noqa: E501,E731
+    diff = [(a, b) for a, b in zip(body(printed_x), body(fixed_x)) if a != b]
+    assert diff == [("using kWarpSize;", "constexpr int kWarpSize = 32;  // SEED FIX: printed as `using kWarpSize;`, "
+                                         "which does not compile")]
+
+
+def test_block_anchors_exist() -> None:
+    assert {"block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce"} <= set(kernels.anchors("block_reduce.cuh"))
+    assert {"seed_block_reduce_sum", "seed_warp_reduce", "seed_block_x_reduce", "seed_block_y_reduce",
+            "seed_partial_warp"} <= set(kernels.anchors("seed_block_reduce"))
+
+
+# ---------------------------------------------------------------- sanitizer summaries
+
+RACECHECK_SAMPLE = """========= COMPUTE-SANITIZER
+seed_y block=(32, 3): WRONG, 96/96 threads defined
+========= Error: Race reported between Read access at void seed::BlockYReduce<int, warplab::ops::Sum<int>>(T1, T2)+0x2a0
+=========     and Write access at void seed::BlockYReduce<int, warplab::ops::Sum<int>>(T1, T2)+0x310 [124 hazards]
+=========
+========= RACECHECK SUMMARY: 5 hazards displayed (5 errors, 0 warnings)
+"""
+SYNCCHECK_SAMPLE = """========= COMPUTE-SANITIZER
+y block=(5, 7): correct, 35/35 threads defined
+========= ERROR SUMMARY: 0 errors
+"""
+
+
+def test_sanitizer_runs_are_judged() -> None:
+    race = rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1)
+    assert (race["hazards"], race["errors"], race["warnings"]) == (5, 5, 0)
+    assert race["outcome"] == "reported" and race["as_expected"] and race["reports"]
+    sync = rr.sanitizer_run(SYNCCHECK_SAMPLE, "synccheck", "y", (5, 7), 0)
+    assert sync["outcome"] == "clean" and sync["as_expected"]
+    cut = rr.sanitizer_run("========= COMPUTE-SANITIZER\n", "racecheck", "x", (48, 3), None)
+    assert cut["outcome"] == "incomplete" and not cut["as_expected"]
+    assert rr.expected_outcome("y", "racecheck") == "clean"
+
+
+def test_sanitizer_targets_are_valid() -> None:
+    from helpers.block_reduce_target import KERNELS
+    for kernel, x, y in rr.SANITIZER_RUNS:
+        kind, version, broadcast = KERNELS[kernel]
+        br.block_reduce(np.ones((y, x), np.int32), (x, y), "sum", kind, version, broadcast, backend=EMU)
+
+
+# ---------------------------------------------------------------- the H200 recordings
+
+def _needs(name: str) -> dict:
+    if not data.exists(name):
+        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.record on a GPU writes it)")
+    return data.load(name)
+
+
+def test_emulator_reproduces_recorded_blocks() -> None:
+    rec = _needs("block_reduce")
+    names = {c["name"] for c in rec["cases"]}
+    assert names == {c["name"] for c in rr.block_cases()}
+    for c in rec["cases"]:
+        v = np.asarray(c["values"], dtype=c["dtype"])
+        r = br.block_reduce(v, tuple(c["block"]), c["op"], c["kind"], c["version"], c["broadcast"], backend=EMU)
+        assert r.defined.astype(int).tolist() == c["defined"], c["name"]
+        assert (r.values == np.asarray(c["result"], dtype=v.dtype)).all(), c["name"]
+        assert r.correct == c["correct"], c["name"]
+
+
+def test_recorded_seed_facts() -> None:
+    cases = {c["name"]: c for c in _needs("block_reduce")["cases"]}
+    assert cases["seed_sum_48_ones"]["result"][0][0] == 32
+    assert cases["seed_x_96x2_ones"]["result"][0][0] == 128
+    assert set(cases["seed_y_32x3_ones"]["result"][0]) == {2}
+    assert set(cases["seed_y_32x5_ones"]["result"][0]) == {4}
+
+
+def test_recorded_sanitizer_outcomes() -> None:
+    runs = _needs("sanitizer_block")["runs"]
+    assert {(r["kernel"], tuple(r["block"]), r["tool"]) for r in runs} == \
+        {(k, (x, y), t) for k, x, y in rr.SANITIZER_RUNS for t in rr.SANITIZER_TOOLS}
+    bad = [(r["tool"], r["kernel"], r["outcome"]) for r in runs if not r["as_expected"]]
+    assert not bad, bad

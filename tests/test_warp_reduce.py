@@ -1,0 +1,197 @@
+"""Warp reduce trees on the emulator: against NumPy, who holds the result, the seed's ballot mask,
+the library methods, float order, validation, the kernels' PTX, and the H200 recordings."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import data, kernels
+from helpers import warp_reduce as wr
+from helpers.trace import Trace
+
+EMU = "emulator"
+RNG = np.random.default_rng(2026)
+
+
+def _values(dtype: str, shape=(3, 32)) -> np.ndarray:
+    if dtype == "float32":
+        return RNG.integers(-50, 50, shape).astype(np.float32)      # small integers: every order is exact
+    if dtype == "uint32":
+        return RNG.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)
+    return RNG.integers(-(2**31), 2**31, shape, dtype=np.int64).astype(np.int32)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "float32"])
+@pytest.mark.parametrize("op", wr.OPS)
+def test_trees_match_numpy(op: str, dtype: str) -> None:
+    if op in wr.BITWISE_OPS and dtype == "float32":
+        pytest.skip("bitwise operators are for integers")
+    v = _values(dtype)
+    for tree in wr.TREES:
+        for width in (1, 2, 4, 8, 16, 32):
+            for n_valid in sorted({1, max(1, width // 2 + 1), width}):
+                r = wr.warp_reduce(v, op, width, tree, n_valid, backend=EMU)
+                assert r.correct, (tree, width, n_valid)
+                assert r.defined.all()
+
+
+def test_who_holds_the_result() -> None:
+    v = np.arange(32, dtype=np.int32)
+    down = wr.warp_reduce(v, "sum", 8, "down", backend=EMU)
+    assert np.flatnonzero(down.holders[0]).tolist() == [0, 8, 16, 24]
+    assert down.result[0].tolist() == [28, 92, 156, 220]
+    assert not np.all(down.values[0] == np.repeat(down.result[0], 8))   # other lanes hold partials
+    xor = wr.warp_reduce(v, "sum", 8, "xor", backend=EMU)
+    assert xor.holders.all() and (xor.values[0] == np.repeat(xor.result[0], 8)).all()
+
+
+def test_max_pads_with_lowest() -> None:
+    v = np.full(32, -5, np.int32)
+    r = wr.warp_reduce(v, "max", 32, "down", n_valid=3, backend=EMU)
+    assert r.result[0, 0] == -5                                   # identity never wins
+    assert wr.identity("max", np.float32) == -np.inf and wr.identity("bit_and", np.int32) == -1
+    assert wr.identity("bit_and", np.uint32) == 0xFFFFFFFF and wr.identity("min", np.int32) == 2**31 - 1
+
+
+def test_trace_shape_and_labels() -> None:
+    t = wr.warp_reduce_trace(np.arange(64, dtype=np.int32).reshape(2, 32), "sum", 16, "xor", backend=EMU)
+    assert t.labels == ("input", "shfl_xor 8", "shfl_xor 4", "shfl_xor 2", "shfl_xor 1")
+    assert t.held.shape == (5, 2, 32) and t.defined.all()
+    assert t.meta["result_lanes"] == list(range(32))
+    assert t.held[-1, 1, 16] == sum(range(48, 64))
+    assert Trace.from_dict(t.to_dict()).same_as(t)
+    assert wr.warp_reduce_trace(np.ones(32, np.int32), width=1, backend=EMU).labels == ("input",)
+
+
+def test_seed_ballot_mask_is_undefined_below_32() -> None:
+    v = np.arange(32, dtype=np.int32)
+    for n in (1, 16, 20, 31):
+        r = wr.warp_reduce(v, "sum", n_valid=n, partial="ballot", backend=EMU)
+        assert not r.result_defined[0, 0], n                      # lane 0 read from outside the mask
+    full = wr.warp_reduce(v, "sum", n_valid=32, partial="ballot", backend=EMU)
+    assert full.correct
+    t = wr.warp_reduce_trace(v, "sum", n_valid=20, partial="ballot", backend=EMU)
+    assert int(t.in_mask[0, 0].sum()) == 20 and not t.active[0, 0, 20:].any()
+    # step 1 (offset 16): lanes 0..3 read lanes 16..19 (in the mask), lanes 4..15 read lanes 20..31 (not)
+    assert t.defined[1, 0, :4].all() and not t.defined[1, 0, 4:16].any() and t.defined[1, 0, 16:20].all()
+    assert (t.held[:, 0][~t.defined[:, 0] & t.active[:, 0]] == 0).all()     # undefined is stored as 0
+    pad = wr.warp_reduce(v, "sum", n_valid=20, partial="pad", backend=EMU)
+    assert pad.correct and pad.result[0, 0] == sum(range(20))
+
+
+@pytest.mark.parametrize("method", wr.LIBRARY_METHODS)
+def test_library_methods(method: str) -> None:
+    v = _values("int32", (2, 32))
+    for op in wr.OPS:
+        r = wr.library_reduce(v, op, method, backend=EMU)
+        assert r.correct
+        assert r.holders[:, 0].all() and (r.holders.all() if method != "cub" else r.holders.sum() == 2)
+
+
+def test_compare_methods_float_orders() -> None:
+    v = np.random.default_rng(0).standard_normal(32).astype(np.float32) * 1000
+    res = wr.compare_methods(v, "sum", backend=EMU)
+    assert set(res) == {"down", "xor", "cg", "cub"}               # no __reduce_*_sync for floats
+    assert res["cg"].values[0, 0] == res["xor"].values[0, 0]       # cg's shuffle path is the butterfly
+    assert set(wr.compare_methods(v.astype(np.int32), backend=EMU)) == set(wr.METHODS)
+
+
+def test_float_order() -> None:
+    v = np.random.default_rng(5).standard_normal(32).astype(np.float32)
+    f = wr.float_order(v, backend=EMU)
+    assert f.tree == float(wr.warp_reduce(v, backend=EMU).values[0, 0])
+    seq = np.float32(0)
+    for x in v:
+        seq = np.float32(seq + x)
+    assert f.sequential == float(seq)
+    assert abs(f.exact - float(v.astype(np.float64).sum())) < 1e-12
+    assert f.ulps >= 0 and (f.ulps == 0) == (f.tree == f.sequential)
+    exact = wr.float_order(np.ones(32, np.float32), backend=EMU)
+    assert exact.ulps == 0 and exact.tree == exact.sequential == exact.exact == 32.0
+
+
+def test_reference_wraps_integers() -> None:
+    v = np.full(32, 2**30, np.int32)
+    assert wr.reference(v) == np.int32(0)                          # 32 * 2**30 = 2**35 wraps to 0
+    assert wr.warp_reduce(v, backend=EMU).result[0, 0] == 0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"op": "prod"}, "op must be one of 'sum', 'max', 'min', 'bit_and', 'bit_or', 'bit_xor'; got 'prod'"),
+    ({"width": 3}, r"width must be a power of two in \[1, 32\] \(1, 2, 4, 8, 16, 32\); got 3"),
+    ({"width": 64}, r"width must be a power of two in \[1, 32\]"),
+    ({"n_valid": 0}, r"n_valid must be an integer in \[1, width\] = \[1, 32\]"),
+    ({"width": 8, "n_valid": 9}, r"n_valid must be an integer in \[1, width\] = \[1, 8\]"),
+    ({"tree": "up"}, "tree must be one of 'down', 'xor'; got 'up'"),
+    ({"partial": "mask"}, "partial must be one of 'pad', 'ballot'; got 'mask'"),
+    ({"partial": "ballot", "tree": "xor"}, "partial='ballot' is the seed's shuffle-down code"),
+    ({"partial": "ballot", "width": 16}, "needs tree='down' and width=32"),
+    ({"backend": "gpu"}, "backend must be None"),
+])
+def test_validation(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        wr.warp_reduce_trace(np.arange(32, dtype=np.int32), **kwargs)
+
+
+def test_validation_dtypes() -> None:
+    with pytest.raises(ValueError, match=r"op 'bit_and' needs an integer dtype \(int32, uint32\); got float32"):
+        wr.warp_reduce(np.ones(32, np.float32), "bit_and")
+    with pytest.raises(ValueError, match="method='intrinsic'.*needs dtype int32 or uint32; got float32"):
+        wr.library_reduce(np.ones(32, np.float32), method="intrinsic", backend=EMU)
+    with pytest.raises(ValueError, match="method must be one of 'intrinsic', 'cg', 'cub'"):
+        wr.library_reduce(np.ones(32, np.int32), method="thrust", backend=EMU)
+    with pytest.raises(ValueError, match=r"values must be 32 float32 values"):
+        wr.float_order(np.ones(32, np.int32))
+
+
+# ---------------------------------------------------------------- the kernels themselves
+
+def _ptx(arch: str, expr: str, defines: tuple[str, ...] = ()) -> str:
+    return kernels.ptx("warp_reduce_ops", arch, [expr], defines)
+
+
+def test_reduce_intrinsic_only_from_sm80() -> None:
+    expr = "warp_reduce_intrinsic_kernel<int, warplab::ops::Sum<int>>"
+    assert "redux.sync" not in _ptx("sm_70", expr) and "trap" in _ptx("sm_70", expr)
+    assert "redux.sync" in _ptx("sm_80", expr)
+
+
+def test_trace_shuffles_exist_only_when_tracing() -> None:
+    expr = "warp_reduce_kernel<float, warplab::ops::Sum<float>, true>"
+    assert _ptx("sm_90", expr).count("shfl.sync.bfly") == 1 + 2 + 3 + 4 + 5          # widths 2..32
+    assert _ptx("sm_90", expr, ("WARPLAB_TRACE",)).count("shfl.sync.bfly") == 2 * 15
+
+
+def test_anchors_exist() -> None:
+    assert {"warp_reduce_sum", "reduce_ops", "warp_reduce", "warp_all_reduce", "warp_reduce_partial"} <= \
+        set(kernels.anchors("warp_reduce.cuh"))
+    assert {"warp_reduce_kernel", "warp_reduce_intrinsic", "warp_reduce_cg", "warp_reduce_cub"} <= \
+        set(kernels.anchors("warp_reduce_ops"))
+
+
+# ---------------------------------------------------------------- the H200 recordings
+
+def _needs(name: str) -> dict:
+    if not data.exists(name):
+        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.record on a GPU writes it)")
+    return data.load(name)
+
+
+def test_emulator_reproduces_recorded_traces() -> None:
+    rec = _needs("warp_reduce_traces")
+    assert rec["traces"]
+    for name, entry in rec["traces"].items():
+        cfg = dict(entry["config"])
+        cfg["values"] = np.asarray(cfg["values"], dtype=cfg.pop("dtype"))
+        assert wr.warp_reduce_trace(**cfg, backend=EMU).same_as(Trace.from_dict(entry["trace"])), name
+
+
+def test_emulator_reproduces_recorded_methods() -> None:
+    rec = _needs("warp_reduce_traces")
+    for name, entry in rec["methods"].items():
+        v = np.asarray(entry["config"]["values"], dtype=entry["config"]["dtype"])
+        emulated = wr.compare_methods(v, entry["config"]["op"], backend=EMU)
+        for method, got in entry["results"].items():
+            r = emulated[method]
+            assert r.defined.astype(int).tolist() == got["defined"], (name, method)
+            assert (r.values == np.asarray(got["values"], dtype=v.dtype)).all(), (name, method)
