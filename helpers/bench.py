@@ -176,9 +176,11 @@ def _require_gpu() -> None:
 def _header(kind: str, **fields: Any) -> dict[str, Any]:
     import cupy
 
-    try:
-        from cupy._core import _accelerator
-        accelerators = [str(a) for a in _accelerator.get_reduction_accelerators()]
+    try:  # which backend cupy.sum uses: ["cub"] means CUB's DeviceReduce
+        from cupy._core import _accelerator as acc
+
+        names = {getattr(acc, k): k[len("ACCELERATOR_"):].lower() for k in dir(acc) if k.startswith("ACCELERATOR_")}
+        accelerators = [names.get(a, str(a)) for a in acc.get_reduction_accelerators()]
     except (ImportError, AttributeError):
         accelerators = []
     return {"kind": kind, "gpu": backend.detect().gpu_name,

@@ -200,14 +200,15 @@ def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figu
     counts = [reduce_maps.barriers(v, block) for v in versions]
     x = np.arange(len(versions))
     fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 3.2))
-    a = ax.bar(x - 0.2, [c["syncthreads"] for c in counts], 0.4, color=style.BLUE, label="__syncthreads() per block")
-    b = ax.bar(x + 0.2, [c["syncwarp"] for c in counts], 0.4, color=style.ORANGE, label="__syncwarp() in warp 0")
+    a = ax.bar(x - 0.2, [c["syncthreads"] for c in counts], 0.4, color=style.BLUE)
+    b = ax.bar(x + 0.2, [c["syncwarp"] for c in counts], 0.4, color=style.ORANGE)
     for bars in (a, b):
         ax.bar_label(bars, fontsize=8)
+    # explicit handles: matplotlib ignores labels that start with an underscore
+    ax.legend([a, b], ["__syncthreads() per block", "__syncwarp() in warp 0"], fontsize=8, frameon=False)
     ax.set_xticks(x, versions)
     ax.set_ylabel("barriers")
     ax.set_title(f"Barriers per block, block = {block}", fontsize=11)
-    ax.legend(fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig

@@ -107,19 +107,25 @@ def check_n(n: int) -> int:
     return n
 
 
-def check_input(x: Any) -> Any:
-    """Return ``x`` if it is a non-empty, C-contiguous float32 ``cupy.ndarray``.
+def check_array(x: Any) -> int:
+    """Check what can be checked without a GPU: ``x`` is a non-empty, C-contiguous float32 array.
 
-    The dtype and size are checked before the array type, so the ValueErrors can be seen (and
-    tested) with NumPy arrays on a machine without a GPU.
+    Returns n, its number of elements. Works on NumPy arrays too, so the messages can be seen (and
+    tested) on a machine without a GPU.
     """
     dtype = getattr(x, "dtype", None)
     if dtype is None or str(dtype) != "float32":
         raise ValueError(f"x must be a float32 array; got {dtype if dtype is not None else type(x).__name__}")
-    check_n(int(x.size))
+    n = check_n(int(x.size))
     if not x.flags.c_contiguous:
         raise ValueError("x must be C-contiguous (its elements are read as one run of memory); "
                          "pass cupy.ascontiguousarray(x)")
+    return n
+
+
+def check_input(x: Any) -> Any:
+    """Return ``x`` if it is a non-empty, C-contiguous float32 ``cupy.ndarray`` (see :func:`check_array`)."""
+    check_array(x)
     import cupy
 
     if not isinstance(x, cupy.ndarray):
@@ -364,11 +370,11 @@ def seed_first_pass(x: Any, out: Any = None, allow_out_of_bounds: bool = False) 
     """
     import cupy
 
-    check_input(x)
-    n = int(x.size)
+    n = check_array(x)
     if n % SEED_TILE and not allow_out_of_bounds:
         raise ValueError(f"n (the size of x) must be a multiple of {SEED_TILE} for the seed kernel, "
                          f"which has no bounds check; got {n}")
+    check_input(x)
     g = seed_grid(n)
     if g > MAX_GRID:
         raise ValueError(f"n={n} needs {g} blocks, more than gridDim.x allows ({MAX_GRID})")

@@ -1,0 +1,116 @@
+"""The benchmark harness without a GPU: recorded results shown (labelled) or a clear message, the
+acceptance checks, the tables. The results here are synthetic, built only to exercise the code."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import backend, bench, data
+from helpers import reduce as R
+
+
+def _row(name: str, n: int, total_us: float, block: int | None = 256, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "n": n, "block": block, "launches": 2, "first_pass_us": total_us * 0.9,
+            "second_pass_us": total_us * 0.1, "total_us": total_us, "correct": True,
+            "partials_written": True, "abs_err": 0.0, "err_bound": 1.0, **extra}
+
+
+def fake_ladder(sizes=(2**20, 2**25, 2**28), slow_v2: bool = False, wrong: str = "") -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for n in sizes:
+        scale = n / 2**20
+        copy_row = {"name": bench.COPY, "n": n, "total_us": 3.0 * scale, "gbps": 8 * n / (3.0 * scale) / 1e3}
+        sum_row = {"name": bench.CUPY_SUM, "n": n, "total_us": 2.0 * scale, "gbps": 4 * n / (2.0 * scale) / 1e3}
+        rows += [copy_row, sum_row]
+        for i, v in enumerate(R.VERSIONS):
+            t = (10.0 - i) * scale * 0.9 * (2.0 if slow_v2 and v == "v2" else 1.0)
+            r = _row(v, n, t)
+            if v == wrong:
+                r.update(correct=False, abs_err=5.0)
+            rows.append(bench._finish_row(r, copy_row, sum_row))
+        rows.append(bench._finish_row(_row("v4", n, 7.0 * scale, block=128), copy_row, sum_row))
+        seed_t = 6.0 * scale
+        rows.append({"name": bench.SEED, "n": n, "block": 128, "first_pass_us": seed_t,
+                     "first_pass_gbps": 4 * n / seed_t / 1e3, "first_pass_only": True, "correct": True,
+                     "pct_copy": 50.0, "vs_cupy_sum": 0.5})
+    out = {"kind": "ladder", "gpu": "Fake GPU", "block": 256, "sizes": list(sizes), "versions": list(R.VERSIONS),
+           "rows": rows}
+    out["failures"] = bench.failures(out)
+    out["acceptance"] = bench.acceptance(out)
+    return out
+
+
+@pytest.fixture
+def no_gpu(monkeypatch, tmp_path: Path) -> Path:
+    monkeypatch.setattr(backend, "detect", lambda: backend.Detection(False, "no CUDA device (test)"))
+    monkeypatch.setattr(data, "DATA_DIR", tmp_path)
+    return tmp_path
+
+
+def test_no_gpu_and_nothing_recorded(no_gpu: Path, capsys) -> None:
+    assert bench.main([]) == 1
+    out = capsys.readouterr().out
+    assert "No usable CUDA GPU here (no CUDA device (test))" in out
+    assert "data/bench_ladder.json" in out and "scripts/gpu/reduce.sh" in out
+    assert bench.load_recorded("ladder") is None
+
+
+def test_no_gpu_shows_the_recorded_run(no_gpu: Path, capsys) -> None:
+    data.write("bench_ladder", fake_ladder(), {"gpu": "NVIDIA H200", "driver": "1.2", "cupy_version": "14.2.0"})
+    assert bench.main([]) == 0
+    out = capsys.readouterr().out
+    assert "showing the recorded results instead" in out
+    assert "recorded on NVIDIA H200 (driver 1.2, CuPy 14.2.0)" in out
+    assert "versions v0, v1, v2, v3, v4, v5, v6, v7, v8, onepass" in out
+    assert "PASS  ladder v0->v4 monotone at 2^25" in out
+    loaded = bench.load_recorded("ladder")
+    assert loaded["source"].startswith("recorded on NVIDIA H200") and loaded["stamp"]["date"]
+
+
+def test_no_gpu_refuses_to_record(no_gpu: Path, capsys) -> None:
+    assert bench.main(["--record"]) == 2
+    assert "--record needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_no_gpu_sweep_message(no_gpu: Path, capsys) -> None:
+    assert bench.main(["--sweep"]) == 1
+    assert "no recorded sweep run in data/bench_sweep.json" in capsys.readouterr().out
+
+
+def test_runs_need_a_gpu(no_gpu: Path) -> None:
+    with pytest.raises(RuntimeError, match="benchmarks need a CUDA GPU"):
+        bench.run_ladder(sizes=(2**16,))
+
+
+def test_acceptance_passes_and_fails() -> None:
+    acc = bench.acceptance(fake_ladder())
+    assert all(a["pass"] for a in acc.values()), acc
+    assert "v4 >= seed kernel at 2^28" in acc and "best >= 1.3x cupy.sum at 2^20" in acc
+    bad = bench.acceptance(fake_ladder(slow_v2=True, wrong="v6"))
+    assert not bad["ladder v0->v4 monotone at 2^25"]["pass"]
+    assert "v1->v2 x0." in bad["ladder v0->v4 monotone at 2^25"]["detail"]
+    assert not bad["every version correct"]["pass"]
+    assert "v6<256> n=1048576: sum off" in bad["every version correct"]["detail"]
+
+
+def test_best_kernel_and_rows() -> None:
+    res = fake_ladder()
+    assert bench.best_kernel(res, 2**28)["name"] == "onepass"
+    assert len(bench.rows_for(res, 2**25, "v4")) == 2
+    assert bench.rows_for(res, 2**25, "v4", 128)[0]["block"] == 128
+
+
+def test_tables_and_labels() -> None:
+    res = fake_ladder()
+    table = bench.format_table(res, sizes=[2**25])
+    assert "2^25" in table and "2^28" not in table.split("\n", 2)[2]
+    assert "seed_reduce_v4 (1st)" in table
+    assert bench.describe(res).startswith("ladder: live on Fake GPU")
+    assert bench.size_label(2**30) == "2^30" and bench.size_label(1000) == "1000"
+    assert bench._parse_sizes("20,25,1000") == [2**20, 2**25, 1000]
+    with pytest.raises(ValueError, match="kind must be one of ladder, sweep, tune"):
+        bench.record_name("nope")
+    json.dumps(res)  # JSON-ready

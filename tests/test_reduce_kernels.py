@@ -1,0 +1,85 @@
+"""The reduction ladder's kernels compile through NVRTC alone (no GPU), and say what they are."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import kernels
+from helpers.reduce import REDUCE_KERNELS
+
+pytest.importorskip("cupy_backends.cuda.libs.nvrtc", reason="CuPy (with NVRTC) is not installed")
+
+
+@pytest.mark.parametrize("arch", kernels.ARCHS)
+@pytest.mark.parametrize("name", sorted(REDUCE_KERNELS))
+def test_compiles_for_every_arch(name: str, arch: str) -> None:
+    text = kernels.ptx(name, arch, REDUCE_KERNELS[name])
+    assert text.count(".entry") == len(REDUCE_KERNELS[name])
+
+
+def test_every_reduce_file_is_registered() -> None:
+    files = {n for n in kernels.kernel_names() if n.startswith(("reduce_", "seed_reduce"))}
+    assert files == set(REDUCE_KERNELS)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCE_KERNELS))
+def test_file_opens_with_its_contract(name: str) -> None:
+    src = kernels.source(name)
+    assert src.startswith("//")
+    assert "Contract" in src.split("#include")[0] or "Contract" in src[:3000]
+
+
+@pytest.mark.parametrize("version", ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "onepass"])
+def test_kernel_is_anchored_for_the_notebooks(version: str) -> None:
+    code = kernels.anchor(f"reduce_{version}", f"reduce_{version}")
+    assert f"reduce_{version}(const float* __restrict__ in" in code
+
+
+def _ptx(name: str, block: int = 256, defines: tuple[str, ...] = ()) -> str:
+    return kernels.ptx(name, "sm_90", [f"{name}<{block}>"], defines=defines)
+
+
+def test_block_size_outside_the_contract_does_not_compile() -> None:
+    with pytest.raises(RuntimeError, match="BLOCK must be a power of two"):
+        kernels.ptx("reduce_v2", "sm_90", ["reduce_v2<96>"])
+
+
+def test_v4_synchronises_the_last_warp_and_legacy_does_not() -> None:
+    assert _ptx("reduce_v4").count("bar.warp.sync") == 12  # six steps, two __syncwarp each
+    assert "bar.warp.sync" not in _ptx("reduce_v4_legacy")
+
+
+def test_barriers_in_the_ptx_match_the_maps() -> None:
+    from helpers.reduce_maps import barriers
+
+    # v2's loop is unrolled by the compiler for a constant BLOCK; count block barriers in the PTX
+    for v in ("v5", "v7", "v8"):
+        text = _ptx(f"reduce_{v}")
+        assert len(re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s+0", text)) == barriers(v, 256)["syncthreads"], v
+
+
+def test_v7_v8_reduce_with_shuffles() -> None:
+    for v in ("v7", "v8", "onepass"):
+        assert _ptx(f"reduce_{v}").count("shfl.sync.down") >= 10  # two WarpReduceSum of five steps
+
+
+def test_v8_issues_unroll_float4_loads_before_adding() -> None:
+    for unroll in (2, 4, 8):
+        text = _ptx("reduce_v8", defines=(f"REDUCE_UNROLL={unroll}",))
+        body = text[text.index("ld.global.nc.v4.f32"):]
+        first_block = body.split("add.f32")[0]
+        assert first_block.count("ld.global.nc.v4.f32") == unroll
+
+
+def test_onepass_publishes_before_the_ticket() -> None:
+    text = _ptx("reduce_onepass")
+    fence = text.index("membar.gl") if "membar.gl" in text else text.index("fence.sc.gpu")
+    assert fence < text.index("atom.global.add.u32")
+    assert "ld.global.cg.f32" in text  # the last block reads the partials from L2
+
+
+def test_indices_are_64_bit() -> None:
+    for name in ("reduce_v0", "reduce_v3", "reduce_v6"):
+        src = kernels.source(name)
+        assert "static_cast<long long>(blockIdx.x)" in src
