@@ -1,0 +1,81 @@
+"""On a GPU: every warp reduce kernel against NumPy, and the emulator's traces equal the hardware's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import backend
+from helpers import warp_reduce as wr
+
+pytestmark = pytest.mark.gpu
+GPU, EMU = "cupy", "emulator"
+RNG = np.random.default_rng(303)
+
+
+def _values(dtype: str, n_warps: int = 4) -> np.ndarray:
+    if dtype == "float32":
+        return RNG.integers(-50, 50, (n_warps, 32)).astype(np.float32)   # exact in any order
+    return RNG.integers(-(2**31), 2**31, (n_warps, 32), dtype=np.int64).astype(np.int32)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+@pytest.mark.parametrize("op", wr.OPS)
+def test_trees_match_numpy(op: str, dtype: str) -> None:
+    if op in wr.BITWISE_OPS and dtype == "float32":
+        pytest.skip("bitwise operators are for integers")
+    v = _values(dtype)
+    for tree in wr.TREES:
+        for width in (1, 2, 4, 8, 16, 32):
+            for n_valid in sorted({1, int(RNG.integers(1, width + 1)), width}):
+                r = wr.warp_reduce(v, op, width, tree, n_valid, backend=GPU)
+                assert r.correct, (tree, width, n_valid)
+                emu = wr.warp_reduce(v, op, width, tree, n_valid, backend=EMU)
+                assert (r.values == emu.values).all(), (tree, width, n_valid)     # every lane, partials too
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+@pytest.mark.parametrize("method", wr.LIBRARY_METHODS)
+def test_library_methods_match_numpy(method: str, dtype: str) -> None:
+    if method == "intrinsic" and (dtype != "int32" or float(backend.detect().compute_capability) < 8.0):
+        pytest.skip("__reduce_*_sync: int32 on compute capability 8.0+")
+    v = _values(dtype)
+    for op in wr.OPS:
+        if op in wr.BITWISE_OPS and dtype == "float32":
+            continue
+        r = wr.library_reduce(v, op, method, backend=GPU)
+        assert r.correct, op
+
+
+@pytest.mark.parametrize("method", ["down", "xor", "cg", "cub"])
+def test_float_sum_order_is_modelled(method: str) -> None:
+    """The emulator rounds float sums in each method's own order, bit for bit."""
+    v = (np.random.default_rng(9).standard_normal((8, 32)) * 1000).astype(np.float32)
+    gpu = wr.compare_methods(v, "sum", backend=GPU)[method]
+    emu = wr.compare_methods(v, "sum", backend=EMU)[method]
+    assert (gpu.values == emu.values).all() and (gpu.defined == emu.defined).all()
+
+
+CONFIGS = [
+    {"op": "sum", "tree": "down"}, {"op": "sum", "tree": "xor"}, {"op": "max", "width": 8},
+    {"op": "min", "width": 4, "tree": "xor"}, {"op": "bit_xor", "width": 16}, {"op": "bit_and", "width": 2},
+    {"op": "sum", "n_valid": 20}, {"op": "sum", "width": 16, "tree": "xor", "n_valid": 5},
+    {"op": "sum", "n_valid": 20, "partial": "ballot"}, {"op": "max", "n_valid": 31, "partial": "ballot"},
+    {"op": "sum", "n_valid": 32, "partial": "ballot"},
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_emulator_traces_equal_gpu_traces(config: dict) -> None:
+    for dtype in ("int32", "float32"):
+        if config["op"] in wr.BITWISE_OPS and dtype == "float32":
+            continue
+        v = _values(dtype, 3) if dtype == "int32" else np.random.default_rng(1).standard_normal((3, 32)).astype(np.float32)
+        gpu = wr.warp_reduce_trace(v, **config, backend=GPU)
+        emu = wr.warp_reduce_trace(v, **config, backend=EMU)
+        assert gpu.same_as(emu), dtype
+        assert gpu.source.startswith("GPU")
+
+
+def test_float_order_on_gpu() -> None:
+    v = np.random.default_rng(11).standard_normal(32).astype(np.float32)
+    assert wr.float_order(v, backend=GPU) == wr.float_order(v, backend=EMU)
