@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import math
 import sys
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -154,7 +153,7 @@ def _finish_row(row: dict[str, Any], copy_row: dict[str, Any], sum_row: dict[str
 def _time_plan(plan: R.ReducePlan, x: Any, n_repeat: int, n_warmup: int, total_only: bool) -> dict[str, Any]:
     row: dict[str, Any] = {"name": plan.version, "n": plan.n, "block": plan.block, "launches": plan.launches,
                            "first_grid": plan.grids[0]}
-    if R._SPECS[plan.version].vector:
+    if R.uses_unroll(plan.version):
         row["unroll"] = plan.unroll
     launch_first, launch_second = plan.launchers(x)
     if not total_only:
@@ -239,11 +238,9 @@ def run_ladder(sizes: Sequence[int] = DEFAULT_SIZES, versions: Sequence[str] = R
 def _seed_row(x: Any, n: int, ref: float, copy_row: dict[str, Any], sum_row: dict[str, Any],
               n_repeat: int, n_warmup: int) -> dict[str, Any]:
     """The seed's kernel, first pass only, as the seed launches it; GB/s from the first pass."""
-    import cupy
-
     check = _check_seed(x, ref, ref)
-    out = cupy.empty(R.seed_grid(n), dtype=cupy.float32)
-    t = measure_us(lambda: R.seed_first_pass(x, out), n_repeat, n_warmup)
+    launch, _ = R.seed_launcher(x)
+    t = measure_us(launch, n_repeat, n_warmup)
     row = {"name": SEED, "n": n, "block": R.SEED_BLOCK, "launches": 1, "first_grid": R.seed_grid(n),
            "first_pass_us": t, "first_pass_gbps": 4 * n / t / 1e3, "first_pass_only": True, **check}
     row["pct_copy"] = 100.0 * row["first_pass_gbps"] / copy_row["gbps"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -60,6 +61,11 @@ _SPECS: dict[str, Version] = {
     "v8": Version("v8", "reduce_v8", 4, True, vector=True),
     "onepass": Version("onepass", "reduce_onepass", 4, True, vector=True),
 }
+
+
+def uses_unroll(version: str) -> bool:
+    """True for the float4 kernels (v8, onepass), whose loads in flight are set by ``unroll``."""
+    return _SPECS[check_version(version, racy_ok=True)].vector
 
 
 def kernel_name(version: str, block: int) -> str:
@@ -203,9 +209,14 @@ def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL) -> Any:
 def _resident_blocks(device_id: int, version: str, block: int, unroll: int) -> int:
     from cupy.cuda import Device, driver
 
+    attrs = Device(device_id).attributes
     kern = _kernel(version, block, unroll)
-    per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0)
-    return max(1, int(per_sm)) * int(Device(device_id).attributes["MultiProcessorCount"])
+    try:
+        per_sm = int(driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0))
+    except (AttributeError, TypeError) as exc:  # a CuPy without this binding: the thread limit alone
+        per_sm = int(attrs["MaxThreadsPerMultiProcessor"]) // block
+        warnings.warn(f"occupancy API unavailable ({exc}); assuming {per_sm} blocks of {block} per SM")
+    return max(1, per_sm) * int(attrs["MultiProcessorCount"])
 
 
 def resident_blocks(version: str, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> int:
@@ -368,6 +379,14 @@ def seed_first_pass(x: Any, out: Any = None, allow_out_of_bounds: bool = False) 
     end of ``x``. That raises ValueError unless ``allow_out_of_bounds`` (used only to show the bug
     under compute-sanitizer memcheck). ``out``, if given, must hold ``seed_grid(n)`` float32.
     """
+    launch, out = seed_launcher(x, out, allow_out_of_bounds)
+    launch()
+    return out
+
+
+def seed_launcher(x: Any, out: Any = None, allow_out_of_bounds: bool = False) -> tuple[Callable[[], None], Any]:
+    """``(launch, out)``: a zero-argument function launching the seed kernel on ``x`` into ``out``
+    (checked once, here), as :func:`seed_first_pass` does. For timing."""
     import cupy
 
     n = check_array(x)
@@ -382,8 +401,12 @@ def seed_first_pass(x: Any, out: Any = None, allow_out_of_bounds: bool = False) 
         out = cupy.empty(g, dtype=cupy.float32)
     elif out.dtype != cupy.float32 or out.size < g:
         raise ValueError(f"out must be a float32 device array of at least {g} elements")
-    _seed_kernel()((g,), (SEED_BLOCK,), (x, out))
-    return out
+    kern, args = _seed_kernel(), (x, out)
+
+    def launch() -> None:
+        kern((g,), (SEED_BLOCK,), args)
+
+    return launch, out
 
 
 @functools.lru_cache(maxsize=1)
