@@ -46,7 +46,7 @@ import numpy as np
 from . import backend as _backend
 from . import emulator, kernels, params
 from .trace import Recorder, Trace
-from .warp_reduce import (_CTYPES, SEED_PARTIAL_KERNELS, _op_exprs, check_op, combine, cpp_op,
+from .warp_reduce import (_CTYPES, SEED_KERNELS, _op_exprs, check_op, combine, cpp_op,
                           identity, reference)
 
 KINDS: tuple[str, ...] = ("sum", "x", "y")
@@ -59,13 +59,7 @@ FULL = params.FULL_MASK
 BLOCK_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     "block_reduce": tuple(e for k in ("block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce")
                           for e in _op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
-    "seed_block_reduce": (
-        *(f"seed_block_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
-        *_op_exprs("seed_warp_reduce_kernel<{t}, {op}>"),
-        *_op_exprs("seed_block_x_reduce_kernel<{t}, {op}>"),
-        *_op_exprs("seed_block_y_reduce_kernel<{t}, {op}>"),
-        *SEED_PARTIAL_KERNELS,
-    ),
+    "seed_block_reduce": SEED_KERNELS,
 }
 
 # Kernel files of the as-printed seed code that NVRTC rejects, by kind.

@@ -175,9 +175,15 @@ WARP_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
         *_op_exprs("warp_reduce_cub_kernel<{t}, {op}>"),
     ),
 }
-# The seed's ballot-mask partial warp lives in kernels/seed_block_reduce.cu (registered by
-# helpers.block_reduce); these are its instantiations that this module launches.
-SEED_PARTIAL_KERNELS: tuple[str, ...] = _op_exprs("seed_partial_warp_kernel<{t}, {op}>")
+# Every instantiation of kernels/seed_block_reduce.cu (registered by helpers.block_reduce): this
+# module launches its warp kernels, helpers.block_reduce its block kernels, from one compiled module.
+SEED_KERNELS: tuple[str, ...] = (
+    *(f"seed_block_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
+    *_op_exprs("seed_warp_reduce_kernel<{t}, {op}>"),
+    *_op_exprs("seed_block_x_reduce_kernel<{t}, {op}>"),
+    *_op_exprs("seed_block_y_reduce_kernel<{t}, {op}>"),
+    *_op_exprs("seed_partial_warp_kernel<{t}, {op}>"),
+)
 
 
 # ---------------------------------------------------------------- generic trees
@@ -294,7 +300,7 @@ def _kernel(c: _Config) -> tuple[str, tuple[str, ...]]:
     """(name expression, the file's registered expressions) of the kernel running ``c``."""
     t, op = _CTYPES[c.values.dtype.name], cpp_op(c.op, c.values.dtype)
     if c.partial == "ballot":
-        return f"seed_partial_warp_kernel<{t}, {op}>", SEED_PARTIAL_KERNELS
+        return f"seed_partial_warp_kernel<{t}, {op}>", SEED_KERNELS
     return (f"warp_reduce_kernel<{t}, {op}, {'true' if c.tree == 'xor' else 'false'}>",
             WARP_REDUCE_KERNELS["warp_reduce_ops"])
 
@@ -414,6 +420,21 @@ def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down
     holders[:, list(c.result_lanes)] = True
     method = "ballot" if c.partial == "ballot" else c.tree
     return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c))
+
+
+def seed_warp_reduce(values: Any, op: str = "sum", backend: Optional[str] = None) -> WarpReduceResult:
+    """The seed's (Paddle's) WarpReduce: ``mask = __ballot_sync(FULL, true)``, then shuffle down 16 ... 1.
+
+    Run by full, converged warps (as here) the ballot just returns the full mask, so this is the
+    shuffle-down tree and lane 0 holds the result. From divergent code the ballot's full mask would
+    name lanes that never arrive: undefined, which is why the mask must not be computed this way.
+    """
+    c = _config(values, op, params.LANES, "down", None, "pad", backend)
+    r = warp_reduce(c.values, op, backend="emulator")
+    if _backend.resolve(backend) == "cupy":
+        expr = f"seed_warp_reduce_kernel<{_CTYPES[c.values.dtype.name]}, {cpp_op(op, c.values.dtype)}>"
+        r = replace(r, values=_run_gpu("seed_block_reduce", expr, SEED_KERNELS, c.values))
+    return replace(r, method="seed")
 
 
 def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Optional[str] = None) -> WarpReduceResult:

@@ -79,6 +79,12 @@ def test_seed_ballot_mask_is_undefined_below_32() -> None:
     assert pad.correct and pad.result[0, 0] == sum(range(20))
 
 
+def test_seed_warp_reduce_is_the_down_tree_when_converged() -> None:
+    v = _values("int32", (2, 32))
+    seed, down = wr.seed_warp_reduce(v, "max", backend=EMU), wr.warp_reduce(v, "max", backend=EMU)
+    assert seed.method == "seed" and seed.correct and (seed.values == down.values).all()
+
+
 @pytest.mark.parametrize("method", wr.LIBRARY_METHODS)
 def test_library_methods(method: str) -> None:
     v = _values("int32", (2, 32))

@@ -46,6 +46,13 @@ def test_library_methods_match_numpy(method: str, dtype: str) -> None:
         assert r.correct, op
 
 
+def test_seed_warp_reduce_matches() -> None:
+    v = _values("int32")
+    for op in wr.OPS:
+        gpu, emu = wr.seed_warp_reduce(v, op, backend=GPU), wr.seed_warp_reduce(v, op, backend=EMU)
+        assert gpu.correct and (gpu.values == emu.values).all(), op
+
+
 @pytest.mark.parametrize("method", ["down", "xor", "cg", "cub"])
 def test_float_sum_order_is_modelled(method: str) -> None:
     """The emulator rounds float sums in each method's own order, bit for bit."""
