@@ -15,6 +15,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_B
 STEPS=${REDUCE_STEPS:-"tests ladder sweep tune ncu sanitizer"}
 LOG="$OUT/reduce"
 mkdir -p "$LOG"
+exec > >(tee "$LOG/reduce.log") 2>&1  # everything this script prints, also kept beside the step logs
 status=()
 note() { status+=("$1: $2"); echo "== reduce $1: $2"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -28,22 +29,23 @@ SEED_BAD_N=1000
 SEED_OK_N=1024
 
 if has tests; then
-  timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_reduce_*.py > "$LOG/tests.log" 2>&1
+  timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_reduce_*.py > "$LOG/tests.log" 2>&1
   rc=$?; note tests "exit $rc ($(tail -1 "$LOG/tests.log"))"
+  [ $rc -ne 0 ] && grep -E "^(FAILED|ERROR) " "$LOG/tests.log" | head -15
 fi
 
 if has ladder; then
-  timeout 200 python3 -m helpers.bench --record --repeat 50 --warmup 10 > "$LOG/ladder.log" 2>&1
+  timeout 150 python3 -m helpers.bench --record --repeat 50 --warmup 10 > "$LOG/ladder.log" 2>&1
   rc=$?; note ladder "exit $rc"
 fi
 
 if has sweep; then
-  timeout 150 python3 -m helpers.bench --sweep --record --repeat 30 --warmup 5 > "$LOG/sweep.log" 2>&1
+  timeout 100 python3 -m helpers.bench --sweep --record --repeat 30 --warmup 5 > "$LOG/sweep.log" 2>&1
   rc=$?; note sweep "exit $rc"
 fi
 
 if has tune; then
-  timeout 150 python3 -m helpers.bench --tune --record --repeat 30 --warmup 5 > "$LOG/tune.log" 2>&1
+  timeout 100 python3 -m helpers.bench --tune --record --repeat 30 --warmup 5 > "$LOG/tune.log" 2>&1
   rc=$?; note tune "exit $rc"
 fi
 
@@ -52,7 +54,7 @@ if has ncu; then
   core="smsp__sass_branch_targets_threads_divergent.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__sass_inst_executed_op_shared_ld.sum"
   for m in "$metrics" "$core"; do  # the full list, or (if ncu rejects a name) the four that matter
     rm -f "$LOG/ncu_ladder.csv"
-    timeout 180 ncu --clock-control none --csv --log-file "$LOG/ncu_ladder.csv" --metrics "$m" \
+    timeout 120 ncu --clock-control none --csv --log-file "$LOG/ncu_ladder.csv" --metrics "$m" \
       --kernel-name regex:reduce_v --launch-count 5 \
       python3 -m helpers.reduce_target profile v0,v1,v2,v3,v4 --n $NCU_N --block $BLOCK > "$LOG/ncu_target.log" 2>&1
     rc=$?
@@ -79,13 +81,13 @@ if has sanitizer; then
   run_one() {  # tool kernel n offsets
     local extra=""
     [ "$1" = racecheck ] && extra="--racecheck-report all"
-    timeout 240 compute-sanitizer --tool "$1" $extra --print-limit 20 \
+    timeout 180 compute-sanitizer --tool "$1" $extra --print-limit 20 \
       python3 -m helpers.reduce_target sanitize "$2" --n "$3" --block 256 --offsets "$4" \
       > "$SAN/$1__$2.log" 2>&1
     echo $? > "$SAN/$1__$2.rc"
   }
   export -f run_one; export SAN
-  timeout 420 xargs -P 8 -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
+  timeout 240 xargs -P 8 -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
   timeout 60 python3 -m helpers.reduce_checks sanitizer "$SAN" --record > "$LOG/sanitizer.log" 2>&1
   rc=$?; note sanitizer "exit $rc ($(grep -c UNEXPECTED "$LOG/sanitizer.log") unexpected)"
 fi
