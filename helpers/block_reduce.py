@@ -45,7 +45,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import emulator, kernels, params
-from .trace import Recorder, Trace
+from .trace import Recorder, Trace, gpu_source
 from .warp_reduce import (_CTYPES, SEED_KERNELS, _op_exprs, check_op, combine, cpp_op,
                           identity, reference)
 
@@ -292,11 +292,6 @@ class _Block:
         exists = np.zeros(self.n_warps * LANES, bool)
         exists[:self.n] = True
         return emulator.pack_bits(exists.reshape(self.n_warps, LANES))
-
-    def mask_of(self, who: np.ndarray) -> np.ndarray:
-        bits = np.zeros(self.n_warps * LANES, bool)
-        bits[:self.n] = who
-        return emulator.pack_bits(bits.reshape(self.n_warps, LANES))
 
 
 _DOWN = (16, 8, 4, 2, 1)
@@ -600,8 +595,6 @@ def block_reduce(values: Any, block: Optional[tuple[int, int]] = None, op: str =
         holders[0, 0] = True
     source = "emulator"
     if name == "cupy":
-        from .trace import gpu_source
-
         values_out = np.where(defined, _run_gpu(v, blk, kind, version, broadcast, op), 0).astype(v.dtype)
         source = gpu_source()
     fn = {"sum": "BlockAllReduce" if broadcast else "BlockReduce", "x": "BlockXReduce", "y": "BlockYReduce"}[kind]
