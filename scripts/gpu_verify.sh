@@ -18,7 +18,7 @@ for s in $STEPS; do
     core)
       timeout 300 python3 -m pytest -q -s -m gpu tests/gpu/test_equivalence.py 2>&1 | tee "$OUT/core.log" | tail -5
       step core "pytest exit ${PIPESTATUS[0]}; $(grep -h EQUIVALENCE "$OUT/core.log")"
-      timeout 300 python3 -m helpers.record 2>&1 | tee -a "$OUT/core.log" | tail -12
+      timeout 300 python3 -m helpers.record --only-core 2>&1 | tee -a "$OUT/core.log" | tail -12
       step record "exit ${PIPESTATUS[0]}" ;;
     notebooks)
       if [ -d /tmp/site ]; then
