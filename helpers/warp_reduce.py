@@ -52,7 +52,7 @@ def warp_reduce_sum_trace(values: Any, backend: Optional[str] = None) -> Trace:
     v = params.values(values).reshape(-1, params.LANES)
     meta = {"kernel": "warp_reduce_sum.cu", "algorithm": "WarpReduceSum", "offsets": list(OFFSETS)}
     if _backend.resolve(backend) == "cupy":
-        return _gpu_trace(v, meta)
+        return _gpu_sum_trace(v, meta)
     full = np.full(v.shape[0], params.FULL_MASK, np.uint32)
     active = np.ones(v.shape, bool)
     rec = Recorder(v, "WarpReduceSum", meta=meta)
@@ -65,7 +65,7 @@ def warp_reduce_sum_trace(values: Any, backend: Optional[str] = None) -> Trace:
     return rec.trace()
 
 
-def _gpu_trace(v: np.ndarray, meta: dict[str, Any]) -> Trace:
+def _gpu_sum_trace(v: np.ndarray, meta: dict[str, Any]) -> Trace:
     import cupy
 
     n_warps = v.shape[0]
