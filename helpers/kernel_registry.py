@@ -13,6 +13,7 @@ _SOURCES = {
     "helpers.warp_reduce": "WARP_REDUCE_KERNELS",
     "helpers.block_reduce": "BLOCK_REDUCE_KERNELS",
     "helpers.reduce": "REDUCE_KERNELS",
+    "helpers.ballot_uses": "BALLOT_USES_KERNELS",
 }
 
 

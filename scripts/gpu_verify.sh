@@ -16,7 +16,7 @@ python3 -c 'import helpers.backend as b; print(b.report())' | tee -a "$summary"
 for s in $STEPS; do
   case $s in
     core)
-      timeout 300 python3 -m pytest -q -s -m gpu tests/gpu/test_equivalence.py 2>&1 | tee "$OUT/core.log" | tail -5
+      timeout 300 python3 -m pytest -q -s -m gpu tests/gpu/test_equivalence.py tests/gpu/test_ballot_uses_gpu.py 2>&1 | tee "$OUT/core.log" | tail -5
       step core "pytest exit ${PIPESTATUS[0]}; $(grep -h EQUIVALENCE "$OUT/core.log")"
       timeout 300 python3 -m helpers.record --only-core 2>&1 | tee -a "$OUT/core.log" | tail -12
       step record "exit ${PIPESTATUS[0]}" ;;

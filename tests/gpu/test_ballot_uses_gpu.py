@@ -1,0 +1,14 @@
+"""Warp-aggregated atomics on the GPU give the emulator's elements and atomic count."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import ballot_uses
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 1000, 1 << 20])
+def test_compact_gpu_matches_emulator(n: int) -> None:
+    v = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    assert ballot_uses.same_elements(ballot_uses.compact(v, 0.3, "cupy"), ballot_uses.compact(v, 0.3, "emulator"))
