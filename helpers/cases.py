@@ -16,6 +16,7 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from . import params, warp
+from .emulator import ShuffleResult
 
 SHUFFLES = ("shfl_down", "shfl_up", "shfl_xor", "shfl_idx")
 VOTES = ("ballot", "any_sync", "all_sync", "activemask")
@@ -159,3 +160,19 @@ def fixed_cases(n_random: int = 120, seed: int = 20261130) -> list[dict[str, Any
     pool = list(random_cases(rng, n_warps=2))
     pick = rng.choice(len(pool), size=min(n_random, len(pool)), replace=False)
     return named_cases() + [pool[i] for i in sorted(pick)]
+
+
+def recorded_shuffle(name: str) -> tuple[ShuffleResult, np.ndarray, dict[str, Any]]:
+    """A named shuffle case from ``data/warp_intrinsics.json``: (the H200's result for warp 0, the
+    input values, the recording's stamp). Raises KeyError naming the recorded cases if absent."""
+    from . import data
+
+    rec = data.load("warp_intrinsics")
+    by_name = {c["name"]: c for c in rec["cases"] if "name" in c}
+    if name not in by_name:
+        raise KeyError(f"no recorded case {name!r}; recorded: {sorted(by_name)}")
+    c = by_name[name]
+    r = c["result"]
+    result = ShuffleResult(np.asarray(r["values"][0], dtype=c["dtype"]), np.asarray(r["src_lane"][0], np.int32),
+                           np.asarray(r["defined"][0], bool))
+    return result, np.asarray(c["values"][0], dtype=c["dtype"]), rec["stamp"]
