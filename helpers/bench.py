@@ -70,6 +70,19 @@ def measure_us(fn: Callable[[], Any], n_repeat: int = 50, n_warmup: int = 10, ma
     return float(np.median(r.gpu_times[0]) * 1e6)
 
 
+def first_launch_us(fn: Callable[[], Any]) -> float:
+    """GPU time of ONE call of ``fn()`` between two CUDA events, with no warm-up: how the seed
+    times its kernel (and why its number is not the kernel's speed)."""
+    import cupy
+
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return float(cupy.cuda.get_elapsed_time(start, end) * 1e3)
+
+
 class _Progress:
     """A one-line progress report on stderr: rewritten in place on a terminal, one line per step in a log."""
 
@@ -237,12 +250,18 @@ def run_ladder(sizes: Sequence[int] = DEFAULT_SIZES, versions: Sequence[str] = R
 
 def _seed_row(x: Any, n: int, ref: float, copy_row: dict[str, Any], sum_row: dict[str, Any],
               n_repeat: int, n_warmup: int) -> dict[str, Any]:
-    """The seed's kernel, first pass only, as the seed launches it; GB/s from the first pass."""
-    check = _check_seed(x, ref, ref)
+    """The seed's kernel, first pass only, as the seed launches it; GB/s from the first pass.
+
+    Also ``first_launch_us``: one launch timed with no warm-up, as the seed times it (the first
+    launch of the kernel at this size in this run; at the run's first size, its first ever).
+    """
     launch, _ = R.seed_launcher(x)
+    cold = first_launch_us(launch)
+    check = _check_seed(x, ref, ref)
     t = measure_us(launch, n_repeat, n_warmup)
     row = {"name": SEED, "n": n, "block": R.SEED_BLOCK, "launches": 1, "first_grid": R.seed_grid(n),
-           "first_pass_us": t, "first_pass_gbps": 4 * n / t / 1e3, "first_pass_only": True, **check}
+           "first_pass_us": t, "first_pass_gbps": 4 * n / t / 1e3, "first_pass_only": True,
+           "first_launch_us": cold, **check}
     row["pct_copy"] = 100.0 * row["first_pass_gbps"] / copy_row["gbps"]
     row["vs_cupy_sum"] = sum_row["total_us"] / t
     return row
@@ -457,6 +476,121 @@ def show_recorded(kinds: Sequence[str] = KINDS, reason: str = "") -> bool:
         if kind == "ladder":
             print(format_acceptance(results))
     return shown
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebook views of a run (05, 06): plain text, deterministic for a recording
+
+def step_ratios(results: dict[str, Any], n: int, versions: Sequence[str] = R.LADDER,
+                block: Optional[int] = None) -> list[tuple[str, str, float]]:
+    """``(from, to, speed-up)`` for each step of ``versions`` at size ``n``, end to end
+    (speed-up = time before / time after; < 1 means the step made it slower)."""
+    block = block if block is not None else results.get("block", R.DEFAULT_BLOCK)
+    rows = [_one(results, n, v, block) for v in versions]
+    return [(versions[i], versions[i + 1], rows[i]["total_us"] / rows[i + 1]["total_us"])
+            for i in range(len(rows) - 1) if rows[i] and rows[i + 1]]
+
+
+def format_steps(results: dict[str, Any], sizes: Sequence[int] = (2**25, 2**28),
+                 versions: Sequence[str] = R.LADDER) -> str:
+    """One line per size: the end-to-end time of each version and the speed-up of each step;
+    a step that made things slower is flagged ``SLOWER``."""
+    block = results.get("block", R.DEFAULT_BLOCK)
+    lines = [describe(results)]
+    for n in sizes:
+        rows = [_one(results, n, v, block) for v in versions]
+        if not all(rows):
+            lines.append(f"{size_label(n)}: not in this run")
+            continue
+        times = "  ".join(f"{v} {r['total_us']:.1f} us" for v, r in zip(versions, rows))
+        steps = ", ".join(f"{a}->{b} x{k:.2f}{' SLOWER' if k < 1 else ''}"
+                          for a, b, k in step_ratios(results, n, versions, block))
+        lines.append(f"{size_label(n)} (block {block}): {times}")
+        lines.append(f"{'':>6}{steps}")
+    return "\n".join(lines)
+
+
+def format_versus_seed(results: dict[str, Any], n: int = SEED_N) -> str:
+    """v4 (block 256 and the seed's 128) against the seed's kernel at size ``n``, first pass only,
+    all from the same run; and the seed's own way of timing (one launch, no warm-up) if recorded."""
+    seed = _one(results, n, SEED)
+    v4s = sorted(rows_for(results, n, "v4"), key=lambda r: r["block"])
+    if not seed or not v4s:
+        return f"{size_label(n)}: v4 and the seed kernel were not both run at this size"
+    lines = [describe(results), f"first pass only, n = {size_label(n)}, same run, same input:"]
+    for r in v4s:
+        lines.append(f"  v4<{r['block']}>{'':<8} {r['first_pass_us']:8.1f} us  "
+                     f"{4 * n / r['first_pass_us'] / 1e3:6.0f} GB/s  x{seed['first_pass_us'] / r['first_pass_us']:.2f} vs seed")
+    lines.append(f"  seed_reduce_v4<128> {seed['first_pass_us']:8.1f} us  {seed['first_pass_gbps']:6.0f} GB/s")
+    cold = seed.get("first_launch_us")
+    if cold is not None:
+        lines.append(f"  seed, timed as the seed times it (one launch, no warm-up): {cold:.1f} us, "
+                     f"x{cold / seed['first_pass_us']:.1f} the warm median")
+    else:
+        lines.append("  seed, one cold launch: not in this recording (recorded from the next run of scripts/gpu/reduce.sh)")
+    return "\n".join(lines)
+
+
+GOAL_PREFIX = "best >="
+
+
+def format_goals(results: dict[str, Any]) -> str:
+    """The series' speed goals only (best kernel vs cupy.sum at 2^28 and 2^20, TB/s at 2^28), PASS/FAIL."""
+    acc = results.get("acceptance") or acceptance(results)
+    lines = [f"{'PASS' if a['pass'] else 'FAIL'}  {goal}: {a['detail']}" for goal, a in acc.items()
+             if goal.startswith(GOAL_PREFIX)]
+    return "\n".join([describe(results)] + (lines or ["no goal size (2^20, 2^28) in this run"]))
+
+
+def format_accuracy(results: dict[str, Any], n: int, versions: Sequence[str] = R.VERSIONS) -> str:
+    """Each version's float32 sum at size ``n`` against the float64 reference (same input):
+    absolute error, the version's rigorous bound (:func:`helpers.reduce.error_bound`), relative error."""
+    block = results.get("block", R.DEFAULT_BLOCK)
+    head = f"{'version':<8} {'float32 sum':>16} {'|error|':>10} {'bound':>10} {'rel. error':>10}  within"
+    lines = [describe(results), f"n = {size_label(n)}, input uniform in [0, 1), reference: float64 sum of the same input",
+             head, "-" * len(head)]
+    for v in versions:
+        r = _one(results, n, v, block)
+        if not r or "value" not in r:
+            continue
+        rel = r["abs_err"] / abs(r["value"]) if r["value"] else float("nan")
+        lines.append(f"{v:<8} {r['value']:>16,.1f} {r['abs_err']:>10.3g} {r['err_bound']:>10.3g} {rel:>10.2e}  "
+                     f"{'yes' if r['abs_err'] <= r['err_bound'] else 'NO'}")
+    return "\n".join(lines)
+
+
+def format_sweep(results: dict[str, Any], sizes: Optional[Sequence[int]] = None) -> str:
+    """Per size: the best kernel, cupy.sum and the copy (time and GB/s), and the best's speed-up."""
+    sizes = sizes or results.get("sizes", [])
+    head = f"{'n':>5} {'best':<8} {'us':>8} {'GB/s':>6} {'cupy.sum us':>12} {'GB/s':>6} {'copy us':>8} {'GB/s':>6} {'x cupy':>7}"
+    lines = [describe(results), head, "-" * len(head)]
+    for n in sizes:
+        best, cs, cp = best_kernel(results, n), _one(results, n, CUPY_SUM), _one(results, n, COPY)
+        if not (best and cs and cp):
+            continue
+        lines.append(f"{size_label(n):>5} {best['name']:<8} {best['total_us']:8.1f} {best['gbps']:6.0f} "
+                     f"{cs['total_us']:12.1f} {cs['gbps']:6.0f} {cp['total_us']:8.1f} {cp['gbps']:6.0f} "
+                     f"{best['vs_cupy_sum']:7.2f}")
+    return "\n".join(lines)
+
+
+def run_or_recorded(kind: str = "ladder", **kwargs: Any) -> tuple[Optional[dict[str, Any]], str]:
+    """``(results, note)``: a short live run on a usable GPU (``run_ladder`` / ``run_sweep`` with
+    ``kwargs``), else the recording (note says why), else ``(None, note)``. Never raises for a
+    missing GPU or a failed run: notebooks print the note."""
+    d = backend.detect()
+    if d.usable and backend.resolve() == "cupy":
+        try:
+            run = {"ladder": run_ladder, "sweep": run_sweep, "tune": run_tune}[kind]
+            return run(progress=False, **kwargs), f"live on {d.gpu_name}"
+        except Exception as exc:  # a notebook cell shows the message, not a traceback
+            why = f"the live run failed ({type(exc).__name__}: {exc})"
+    else:
+        why = f"no GPU in use here ({d.reason or 'the emulator backend is selected'})"
+    rec = load_recorded(kind)
+    if rec is None:
+        return None, f"{why}, and no {kind} run is recorded in data/"
+    return rec, f"{why}: showing the run {rec['source']}"
 
 
 # ---------------------------------------------------------------------------------------------

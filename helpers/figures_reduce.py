@@ -6,6 +6,7 @@ stacked; working lanes are filled, idle lanes grey.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import matplotlib.pyplot as plt
@@ -212,3 +213,146 @@ def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figu
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# The ladder explorer (notebook 05): a pure function of the widget values, then thin wiring
+
+EXPLORER_VERSIONS: tuple[str, ...] = LADDER
+EXPLORER_LOG2_N: tuple[int, int] = (10, 30)
+EXPLORER_DPI = 80
+
+
+@dataclass(frozen=True)
+class LadderView:
+    """What the ladder explorer shows: the lanes map, a text table, or (bad input) only a message."""
+
+    figure: Optional[Figure]
+    table: str
+    message: Optional[str]
+
+
+def ladder_view(version: str = "v0", block: int = 256, log2_n: int = 25,
+                results: Optional[dict[str, Any]] = None, live: bool = False) -> LadderView:
+    """The explorer's view of ``reduce_<version><block>`` on n = 2^log2_n float32. Never raises.
+
+    Always: the lanes map of the block tree, the grids of every launch, who works in the first add,
+    barriers, shared-memory requests and bank-conflict wavefronts per block, lane slots.
+    ``results`` (a ladder run, e.g. the recording): its numbers for this version, block and size,
+    or a line saying what was recorded instead. ``live`` (a GPU): time it now (median of 20).
+    """
+    from . import reduce as R
+
+    try:
+        if version not in EXPLORER_VERSIONS:
+            raise ValueError(f"version must be one of {', '.join(EXPLORER_VERSIONS)}; got {version!r}")
+        R.check_block(block)
+        lo, hi = EXPLORER_LOG2_N
+        if isinstance(log2_n, bool) or not isinstance(log2_n, int) or not lo <= log2_n <= hi:
+            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {log2_n!r}")
+    except ValueError as exc:
+        return LadderView(None, "", str(exc))
+    n = 2**log2_n
+    lines = [_map_summary(version, block, n)]
+    if results is not None:
+        lines.append(_recorded_line(results, version, block, n))
+    if live:
+        lines.append(_live_line(version, block, n))
+    fig = lanes_figure(version, block)
+    plt.close(fig)  # shown as an image by the explorer or the notebook, not kept by pyplot
+    return LadderView(fig, "\n".join(lines), None)
+
+
+def _map_summary(version: str, block: int, n: int) -> str:
+    from . import reduce as R
+
+    fs = reduce_maps.first_step(version, block)
+    bar = reduce_maps.barriers(version, block)
+    traffic = reduce_maps.shared_traffic(version, block)
+    slots = reduce_maps.lane_slots(version, block)
+    grids = R.pass_grids(version, n, block)
+    return "\n".join([
+        f"reduce_{version}<{block}> on n = {size_label(n)} ({n:,} float32, computed from the index arithmetic)",
+        f"  launches: {len(grids)}, grids {' -> '.join(f'{g:,}' for g in grids)} blocks",
+        f"  first add: {fs.working} of {fs.threads} threads add, {fs.idle} only load; {fs.elements_per_block} elements per block",
+        f"  barriers per block: {bar['syncthreads']} __syncthreads(), {bar['syncwarp']} __syncwarp() in warp 0",
+        f"  shared requests per block: {traffic['ld_requests']} loads (+{traffic['ld_extra_wavefronts']} conflict wavefronts), "
+        f"{traffic['st_requests']} stores (+{traffic['st_extra_wavefronts']})",
+        f"  tree lane slots: {slots['useful']} useful adds; {slots['predicated_efficiency']:.0%} of slots used if "
+        f"predicated, {slots['branched_efficiency']:.0%} if idle warps branch past",
+    ])
+
+
+def _recorded_line(results: dict[str, Any], version: str, block: int, n: int) -> str:
+    rows = rows_for(results, n, version, block)
+    src = results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
+    if not rows:
+        blocks = sorted({r["block"] for r in results["rows"] if r["name"] == version and r.get("block")})
+        sizes = ", ".join(size_label(s) for s in results.get("sizes", []))
+        return (f"  not measured for block {block} at {size_label(n)} in the run {src}; "
+                f"it has {version} with block {', '.join(map(str, blocks)) or '-'} at {sizes}")
+    r = rows[0]
+    return (f"  {src}: first pass {r['first_pass_us']:.1f} us, total {r['total_us']:.1f} us, "
+            f"{r['gbps']:,.0f} GB/s, x{r['vs_cupy_sum']:.2f} cupy.sum")
+
+
+def _live_line(version: str, block: int, n: int) -> str:
+    try:
+        import cupy
+
+        from . import reduce as R
+        from .bench import measure_us
+
+        x = cupy.ones(n, dtype=cupy.float32)
+        plan = R.make_plan(version, n, block)
+        t = measure_us(lambda: plan(x), n_repeat=20, n_warmup=3, max_duration=2.0)
+        got = float(plan(x)[0])
+        return f"  live: {t:.1f} us end to end, {4 * n / t / 1e3:,.0f} GB/s; sum of {n:,} ones = {got:,.0f}"
+    except Exception as exc:  # shown as a line, never a traceback
+        return f"  live timing unavailable: {type(exc).__name__}: {exc}"
+
+
+def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[bool] = None) -> Any:
+    """An ipywidgets VBox: version, block size and n = 2^k; shows :func:`ladder_view` (map as an
+    image, the table, or a red message). ``live`` defaults to True where a GPU is in use (a
+    checkbox then lets the learner time the choice). ``.controls`` maps the names to the widgets."""
+    import html
+
+    import ipywidgets as w
+
+    from . import backend
+    from .figures import figure_png
+
+    if live is None:
+        live = backend.resolve() == "cupy"
+    lo, hi = EXPLORER_LOG2_N
+    controls = {
+        "version": w.ToggleButtons(options=EXPLORER_VERSIONS, value="v0", description="version",
+                                   style={"button_width": "48px"}),
+        "block": w.ToggleButtons(options=(64, 128, 256, 512, 1024), value=256, description="block",
+                                 style={"button_width": "56px"}),
+        "log2_n": w.IntSlider(value=25, min=lo, max=hi, description="n = 2^", continuous_update=False),
+        "time_it": w.Checkbox(value=False, description="time it on this GPU", disabled=not live),
+    }
+    message, image, table = w.HTML(), w.Image(format="png", layout=w.Layout(max_width="100%")), w.HTML()
+
+    def refresh(_change: Any = None) -> None:
+        v = {k: c.value for k, c in controls.items()}
+        try:
+            view = ladder_view(v["version"], v["block"], v["log2_n"], results, live=bool(live and v["time_it"]))
+        except Exception as exc:  # a widget never shows a traceback
+            view = LadderView(None, "", f"Could not draw this: {type(exc).__name__}: {exc}")
+        message.value = (f'<div style="color:{style.VERMILION}">{html.escape(view.message)}</div>'
+                         if view.message else "")
+        if view.figure is not None:
+            image.value = figure_png(view.figure, dpi=EXPLORER_DPI)
+        image.layout.display = None if view.figure is not None else "none"
+        table.value = f"<pre style='font-size:11px'>{html.escape(view.table)}</pre>" if view.table else ""
+
+    for c in controls.values():
+        c.observe(refresh, names="value")
+    refresh()
+    box = w.VBox([w.HBox([controls["version"]]), w.HBox([controls["block"]]),
+                  w.HBox([controls["log2_n"], controls["time_it"]]), message, image, table])
+    box.controls = controls
+    return box

@@ -13,6 +13,7 @@ process per kernel and tool, ``helpers.reduce_target``), and the first passes of
     python3 -m helpers.reduce_checks sanitizer LOG_DIR [--record]
     python3 -m helpers.reduce_checks ncu NCU.csv --n 16777216 --block 256 [--record]
     python3 -m helpers.reduce_checks summary
+    python3 -m helpers.reduce_checks metric-sets     # the ncu --metrics lists reduce.sh tries in turn
 
 The parsers are pure functions of the text, tested on sample output without a GPU.
 """
@@ -28,10 +29,21 @@ from typing import Any, Optional, Sequence
 
 SANITIZER_TOOLS: tuple[str, ...] = ("memcheck", "racecheck", "synccheck")
 # Nsight Compute metrics collected for the ladder (names as `ncu --query-metrics` lists them).
+#
+# v0's `if (tid % (2 * s) == 0)` is compiled to *predicated* instructions, not a branch: every lane
+# of every warp issues the body and the lanes whose guard is false do nothing. So the divergent-branch
+# counter reads 0, and so does the "active threads per instruction" ratio's shortfall (predicated-off
+# lanes are still active). The waste shows in the *predicated-on* threads per instruction and in the
+# number of warp instructions executed.
+SIMT_METRICS: tuple[str, ...] = (
+    "smsp__inst_executed.sum",                                      # warp instructions executed
+    "smsp__thread_inst_executed_per_inst_executed.ratio",           # active lanes per warp instruction
+    "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",   # lanes whose predicate is true
+)
 NCU_METRICS: tuple[str, ...] = (
     "smsp__sass_branch_targets.sum",
     "smsp__sass_branch_targets_threads_divergent.sum",
-    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    *SIMT_METRICS,
     "smsp__sass_inst_executed_op_shared_ld.sum",
     "smsp__sass_inst_executed_op_shared_st.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
@@ -40,6 +52,24 @@ NCU_METRICS: tuple[str, ...] = (
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "gpu__time_duration.sum",
 )
+# The list ncu accepted on the H200 on 2026-11-30 (before SIMT_METRICS grew), then the four that
+# matter most: scripts/gpu/reduce.sh tries each set in turn until ncu accepts one.
+NCU_METRICS_2026_11: tuple[str, ...] = tuple(
+    m for m in NCU_METRICS if m not in ("smsp__inst_executed.sum",
+                                        "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio"))
+NCU_CORE_METRICS: tuple[str, ...] = (
+    "smsp__sass_branch_targets_threads_divergent.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+)
+NCU_METRIC_SETS: tuple[tuple[str, ...], ...] = (NCU_METRICS, NCU_METRICS_2026_11, NCU_CORE_METRICS)
+
+
+def metric_sets_text() -> str:
+    """One comma-separated metric list per line, widest first (what reduce.sh hands to ``ncu --metrics``)."""
+    return "\n".join(",".join(ms) for ms in NCU_METRIC_SETS)
+
 
 _ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+errors?")
 _RACE_SUMMARY = re.compile(
@@ -221,6 +251,46 @@ def _fmt(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{v:,.0f}"
 
 
+NOT_RECORDED = "not recorded"
+
+
+def format_ncu_simt(by_version: dict[str, Any]) -> str:
+    """A table of what each warp instruction did: warp instructions executed, active lanes per
+    instruction, predicated-on lanes per instruction (the SIMT efficiency that predication hides),
+    and the divergent-branch counter. A metric the recording lacks prints ``not recorded``; a
+    footnote names the missing ones (an older recording: re-run ``scripts/gpu/reduce.sh`` ncu)."""
+    cols = [("warp inst", "smsp__inst_executed.sum", "{:,.0f}"),
+            ("active/inst", "smsp__thread_inst_executed_per_inst_executed.ratio", "{:.2f}"),
+            ("pred-on/inst", "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio", "{:.2f}"),
+            ("div. branches", "smsp__sass_branch_targets_threads_divergent.sum", "{:,.0f}")]
+    head = f"{'version':<8}" + "".join(f"{c:>15}" for c, _, _ in cols)
+    lines = [head, "-" * len(head)]
+    missing: list[str] = []
+    for v, e in by_version.items():
+        cells = ""
+        for _, metric, fmt in cols:
+            value = e.get("measured", {}).get(metric)
+            if metric not in e.get("measured", {}) and metric not in missing:
+                missing.append(metric)
+            cells += f"{(NOT_RECORDED if value is None else fmt.format(value)):>15}"
+        lines.append(f"{v:<8}{cells}")
+    if missing:
+        lines.append(f"{NOT_RECORDED}: {', '.join(missing)} (the recording predates it; "
+                     f"scripts/gpu/reduce.sh ncu collects it)")
+    return "\n".join(lines)
+
+
+def metric_value(by_version: dict[str, Any], version: str, metric: str) -> Optional[float]:
+    """One recorded counter, or None when the version or the metric is not in the recording."""
+    return by_version.get(version, {}).get("measured", {}).get(metric)
+
+
+def collected_metrics(launches: Sequence[dict[str, Any]]) -> list[str]:
+    """The metric names ncu actually reported, in :data:`NCU_METRICS` order, then any others."""
+    seen = {m for launch in launches for m in launch["metrics"]}
+    return [m for m in NCU_METRICS if m in seen] + sorted(seen - set(NCU_METRICS))
+
+
 # ---------------------------------------------------------------------------------------------
 # Command line
 
@@ -254,7 +324,9 @@ def summary_lines() -> list[str]:
         ncu = data.load("ncu_ladder")["by_version"]
         div = "smsp__sass_branch_targets_threads_divergent.sum"
         ld = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+        pred = "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio"
         out.append("ncu: " + "; ".join(f"{v} div {_fmt(e['measured'].get(div))} conflicts ld {_fmt(e['measured'].get(ld))}"
+                                       + (f" pred-on/inst {e['measured'][pred]:.1f}" if e['measured'].get(pred) is not None else "")
                                        for v, e in ncu.items()))
     if data.exists("sanitizer_ladder"):
         runs = data.load("sanitizer_ladder")["runs"]
@@ -278,8 +350,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for p in (s, n):
         p.add_argument("--record", action="store_true", help="write the JSON into data/ (GPU host only)")
     sub.add_parser("summary", help="what data/ holds for the ladder, in a few lines")
+    sub.add_parser("metric-sets", help="the ncu metric lists to try, widest first, one per line")
     args = parser.parse_args(argv)
 
+    if args.command == "metric-sets":
+        print(metric_sets_text())
+        return 0
     if args.command == "summary":
         print("\n".join(summary_lines()))
         return 0
@@ -293,7 +369,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         launches = parse_ncu_csv(args.csv.read_text(errors="replace"))
         by_version = summarize_ncu(launches)
         print(format_ncu(by_version))
-        payload = {"n": args.n, "block": args.block, "metrics": list(NCU_METRICS), "by_version": by_version,
+        print(format_ncu_simt(by_version))
+        payload = {"n": args.n, "block": args.block, "metrics": collected_metrics(launches), "by_version": by_version,
                    "launches": launches}
         name, ok = "ncu_ladder", bool(by_version)
     if args.record:

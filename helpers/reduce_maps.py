@@ -254,3 +254,44 @@ def emulate_first_pass(x: np.ndarray, version: str, block: int = 256) -> np.ndar
         dst, src = st.dst[st.useful], st.src[st.useful]
         smem[:, dst] = smem[:, dst] + smem[:, src]
     return smem[:, 0].copy()
+
+
+def lane_slots(version: str, block: int = 256) -> dict[str, float]:
+    """Lane slots one block's tree spends on its adds, under two ways of compiling ``if (...)``.
+
+    * ``predicated``: the body is issued by every warp at every step and the lanes whose guard is
+      false are switched off (what nvcc does for v0..v3 when BLOCK is a compile-time constant: the
+      H200 profile shows no branch at all). Slots = steps x warps x 32 (warp 0 only for v4's
+      warp steps).
+    * ``branched``: a warp with no working lane jumps over the body. Slots = 32 x warps that have
+      at least one working lane.
+
+    ``useful`` counts the adds whose result is read (block - 1 for every tree). The efficiencies are
+    useful / slots. Under predication v0 and v2 waste exactly the same slots; only under branching
+    does v2's contiguous layout let idle warps skip the step.
+    """
+    steps = tree_steps(version, block)
+    useful = useful_lanes(version, block)
+    active = active_lanes(version, block)
+    warps = block // WARP
+    predicated = sum((WARP if st.barrier != "syncthreads" else warps * WARP) for st in steps)
+    branched = int(active.any(axis=2).sum()) * WARP
+    n_useful = int(useful.sum())
+    return {"useful": n_useful, "predicated": predicated, "branched": branched,
+            "predicated_efficiency": n_useful / predicated, "branched_efficiency": n_useful / branched}
+
+
+def steps_table(version: str, block: int = 256) -> str:
+    """One line per tree step: stride, working lanes, warps with work, divergent warps, worst
+    bank-conflict degree and the barrier that follows (plain text, deterministic)."""
+    steps = tree_steps(version, block)
+    useful = useful_lanes(version, block)
+    active = active_lanes(version, block)
+    div = divergent_warps(version, block)
+    deg = bank_conflict_degree(version, block)
+    head = f"{'stride':>6} {'working':>8} {'warps busy':>10} {'divergent':>9} {'conflict':>8}  barrier"
+    lines = [f"reduce_{version}<{block}>: {block // WARP} warps", head, "-" * len(head)]
+    for k, st in enumerate(steps):
+        lines.append(f"{st.stride:>6} {int(useful[k].sum()):>8} {int(active[k].any(axis=1).sum()):>10} "
+                     f"{int(div[k].sum()):>9} {str(int(deg[k].max())) + '-way':>8}  {st.barrier}")
+    return "\n".join(lines)

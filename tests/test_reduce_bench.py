@@ -114,3 +114,35 @@ def test_tables_and_labels() -> None:
     with pytest.raises(ValueError, match="kind must be one of ladder, sweep, tune"):
         bench.record_name("nope")
     json.dumps(res)  # JSON-ready
+
+
+def test_notebook_views_of_a_run() -> None:
+    res = fake_ladder(slow_v2=True)
+    steps = bench.format_steps(res)
+    assert "v1->v2 x0.56 SLOWER" in steps and "v2->v3 x2.29" in steps
+    assert [round(k, 2) for _, _, k in bench.step_ratios(res, 2**25)] == [1.11, 0.56, 2.29, 1.17]
+    vs = bench.format_versus_seed(res, 2**25)
+    assert "v4<128>" in vs and "v4<256>" in vs and "not in this recording" in vs
+    seed = bench.rows_for(res, 2**25, bench.SEED)[0]
+    seed["first_launch_us"] = 4.9 * seed["first_pass_us"]
+    assert "x4.9 the warm median" in bench.format_versus_seed(res, 2**25)
+    assert "were not both run" in bench.format_versus_seed(res, 2**21)
+    goals = bench.format_goals(res).splitlines()
+    assert len(goals) == 4 and all(g.startswith(("PASS", "FAIL")) for g in goals[1:])
+    assert len(bench.format_accuracy(res, 2**25).splitlines()) == 4  # the rows carry no sums
+    for r in res["rows"]:
+        r["value"] = 1000.0
+    acc = bench.format_accuracy(res, 2**25)
+    assert acc.count("yes") == len(R.VERSIONS) and "1.00e+00" not in acc
+    sweep = bench.format_sweep(res)
+    assert len(sweep.splitlines()) == 3 + 3
+
+
+def test_run_or_recorded_without_a_gpu(no_gpu: Path) -> None:
+    res, note = bench.run_or_recorded("ladder")
+    assert res is None and "no ladder run is recorded" in note
+    bench.record.__globals__  # noqa: B018 (the module is importable without cupy)
+    (no_gpu / "bench_ladder.json").write_text(json.dumps({"stamp": {"gpu": "Fake GPU", "date": "2026-01-01"},
+                                                          **fake_ladder()}))
+    res, note = bench.run_or_recorded("ladder")
+    assert res is not None and "recorded on Fake GPU" in note and "no GPU in use here" in note

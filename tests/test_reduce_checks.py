@@ -162,3 +162,50 @@ def test_kernel_names_map_to_versions() -> None:
     assert C._launch(row)["version"] == "seed"
     row["Kernel Name"] = "void reduce_v4_legacy<64>(const float *, float *, long long)"
     assert C._launch(row)["version"] == "v4_legacy"
+
+
+NCU_SIMT_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__inst_executed.sum","inst","12,058,624"
+"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_per_inst_executed.ratio","","31.68"
+"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_pred_on_per_inst_executed.ratio","","22.41"
+"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__sass_branch_targets_threads_divergent.sum","","0"
+"1","4242","python3.12","127.0.0.1","void reduce_v2<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_per_inst_executed.ratio","","31.67"
+==PROF== Disconnected from process 4242
+'''
+
+
+def test_simt_metrics_are_collected_first_and_fall_back() -> None:
+    assert C.NCU_METRIC_SETS[0] == C.NCU_METRICS and C.NCU_METRIC_SETS[-1] == C.NCU_CORE_METRICS
+    for metric in ("smsp__inst_executed.sum", "smsp__thread_inst_executed_per_inst_executed.ratio",
+                   "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+                   "smsp__sass_inst_executed_op_shared_st.sum"):
+        assert metric in C.NCU_METRICS
+    assert "smsp__inst_executed.sum" not in C.NCU_METRICS_2026_11
+    assert all(set(s) <= set(C.NCU_METRICS) for s in C.NCU_METRIC_SETS)
+    lines = C.metric_sets_text().splitlines()
+    assert [line.split(",") for line in lines] == [list(s) for s in C.NCU_METRIC_SETS]
+    assert len(set(C.NCU_METRICS)) == len(C.NCU_METRICS)
+
+
+def test_parse_and_show_simt_metrics() -> None:
+    launches = C.parse_ncu_csv(NCU_SIMT_CSV)
+    by_version = C.summarize_ncu(launches)
+    assert C.metric_value(by_version, "v0", "smsp__inst_executed.sum") == 12058624
+    assert C.metric_value(by_version, "v0", "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio") == 22.41
+    assert C.metric_value(by_version, "v9", "smsp__inst_executed.sum") is None
+    assert C.collected_metrics(launches)[:3] == ["smsp__sass_branch_targets_threads_divergent.sum",
+                                                 "smsp__inst_executed.sum",
+                                                 "smsp__thread_inst_executed_per_inst_executed.ratio"]
+    table = C.format_ncu_simt(by_version)
+    v0_line = next(line for line in table.splitlines() if line.startswith("v0"))
+    assert "12,058,624" in v0_line and "31.68" in v0_line and "22.41" in v0_line
+    v2_line = next(line for line in table.splitlines() if line.startswith("v2"))
+    assert v2_line.count(C.NOT_RECORDED) == 3  # everything but the active ratio
+    assert table.splitlines()[-1].startswith(f"{C.NOT_RECORDED}: smsp__inst_executed.sum")
+
+
+def test_simt_table_of_a_complete_recording_has_no_footnote() -> None:
+    full = {m: 1.0 for m in C.NCU_METRICS}
+    table = C.format_ncu_simt({"v0": {"measured": full}})
+    assert C.NOT_RECORDED not in table

@@ -45,3 +45,40 @@ def test_maps_figures() -> None:
     assert len(F.bank_conflicts_figure(("v1", "v2"), 256).axes) == 2
     assert len(F.first_step_figure(("v2", "v3"), 128).axes) == 2
     assert len(F.barriers_chart(256).axes[0].patches) == 20
+
+
+@pytest.mark.parametrize("version", F.EXPLORER_VERSIONS)
+@pytest.mark.parametrize("block", (64, 256, 1024))
+def test_ladder_view_every_version_and_block(version: str, block: int) -> None:
+    res = fake_ladder()
+    view = F.ladder_view(version, block, 25, res)
+    assert view.message is None and view.figure is not None
+    assert f"reduce_{version}<{block}>" in view.table
+    if block == 256:
+        assert "first pass" in view.table.splitlines()[-1]
+    else:
+        assert "not measured for block" in view.table.splitlines()[-1]
+
+
+@pytest.mark.parametrize("args, words", [(("v9", 256, 25), "version must be one of"),
+                                         (("v0", 100, 25), "block must be a power of two"),
+                                         (("v0", 256, 31), "log2_n must be an integer in [10, 30]"),
+                                         (("v0", 256, 2.5), "log2_n must be an integer")])
+def test_ladder_view_bad_input_is_a_message(args, words: str) -> None:
+    view = F.ladder_view(*args)
+    assert view.figure is None and words in view.message
+
+
+def test_ladder_view_live_without_gpu_is_a_line() -> None:
+    view = F.ladder_view("v0", 256, 10, None, live=True)
+    assert view.message is None and "live" in view.table.splitlines()[-1]
+
+
+def test_ladder_explorer_builds_and_reacts() -> None:
+    box = F.ladder_explorer(fake_ladder(), live=False)
+    assert set(box.controls) == {"version", "block", "log2_n", "time_it"}
+    assert box.controls["time_it"].disabled
+    box.controls["version"].value = "v3"
+    assert "reduce_v3&lt;256&gt;" in box.children[-1].value
+    box.controls["log2_n"].value = 30
+    assert "not measured" in box.children[-1].value

@@ -103,3 +103,27 @@ def test_bad_arguments() -> None:
         M.active_lanes("v0", 96)
     with pytest.raises(ValueError, match="block must be"):
         M.barriers("v7", 32)
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_lane_slots(block: int) -> None:
+    slots = {v: M.lane_slots(v, block) for v in ("v0", "v1", "v2", "v3", "v4")}
+    warps = block // 32
+    steps = block.bit_length() - 1
+    for v, s in slots.items():
+        assert s["useful"] == block - 1
+        assert 0 < s["predicated_efficiency"] <= s["branched_efficiency"] <= 1
+    # predicated: every warp issues every step, so v0 and v2 waste exactly the same slots
+    assert slots["v0"]["predicated"] == slots["v2"]["predicated"] == steps * warps * 32
+    # branched: v2's idle warps skip the step, v0's scattered lanes keep every warp busy
+    assert slots["v2"]["branched"] < slots["v0"]["branched"]
+    assert slots["v4"]["predicated"] < slots["v3"]["predicated"]
+
+
+def test_steps_table() -> None:
+    lines = M.steps_table("v1", 256).splitlines()
+    assert lines[0] == "reduce_v1<256>: 8 warps" and len(lines) == 3 + 8
+    assert lines[3].split() == ["1", "128", "4", "0", "2-way", "syncthreads"]
+    v0 = M.steps_table("v0", 256).splitlines()
+    assert v0[3].split() == ["1", "128", "8", "8", "1-way", "syncthreads"]
+    assert M.steps_table("v4", 256).splitlines()[-1].split()[-1] == "syncwarp"

@@ -50,18 +50,25 @@ if has tune; then
 fi
 
 if has ncu; then
-  metrics=$(python3 -c 'from helpers.reduce_checks import NCU_METRICS; print(",".join(NCU_METRICS))')
-  core="smsp__sass_branch_targets_threads_divergent.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__sass_inst_executed_op_shared_ld.sum"
-  for m in "$metrics" "$core"; do  # the full list, or (if ncu rejects a name) the four that matter
+  # Metric sets, widest first (helpers.reduce_checks.NCU_METRIC_SETS): the full list with the SIMT
+  # counters (warp instructions, active and predicated-on lanes per instruction), the list ncu
+  # accepted on 2026-11-30, then the four that matter most. The first set ncu accepts is kept.
+  mapfile -t metric_sets < <(python3 -m helpers.reduce_checks metric-sets)
+  rc=1; used=none
+  for m in "${metric_sets[@]}"; do
     rm -f "$LOG/ncu_ladder.csv"
     timeout 120 ncu --clock-control none --csv --log-file "$LOG/ncu_ladder.csv" --metrics "$m" \
       --kernel-name regex:reduce_v --launch-count 5 \
       python3 -m helpers.reduce_target profile v0,v1,v2,v3,v4 --n $NCU_N --block $BLOCK > "$LOG/ncu_target.log" 2>&1
     rc=$?
-    [ $rc -eq 0 ] && grep -q '"ID"' "$LOG/ncu_ladder.csv" 2>/dev/null && break
+    if [ $rc -eq 0 ] && grep -q '"ID"' "$LOG/ncu_ladder.csv" 2>/dev/null; then
+      used="$(echo "$m" | tr ',' '\n' | wc -l) metrics"; break
+    fi
+    echo "ncu refused a metric set (exit $rc); trying a smaller one" | tee -a "$LOG/ncu_sets.log"
+    tail -3 "$LOG/ncu_target.log" >> "$LOG/ncu_sets.log"
   done
   timeout 60 python3 -m helpers.reduce_checks ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK --record > "$LOG/ncu.log" 2>&1
-  rc2=$?; note ncu "ncu exit $rc, record exit $rc2"
+  rc2=$?; note ncu "ncu exit $rc ($used), record exit $rc2"
 fi
 
 if has sanitizer; then
