@@ -49,10 +49,16 @@ def seed_note(title: str, body: str) -> None:
     display(HTML(note_html(f"Where the seed got it wrong: {title}", body)))
 
 
-def show_ptx_lines(ptx_text: str, needle: str, context: int = 0) -> str:
-    """The PTX lines containing ``needle`` (with ``context`` lines around), for showing e.g.
-    ``shfl.sync.down`` without pages of PTX."""
-    lines = ptx_text.splitlines()
-    keep = sorted({j for i, l in enumerate(lines) if needle in l
-                   for j in range(max(0, i - context), min(len(lines), i + context + 1))})
-    return "\n".join(lines[j].strip() for j in keep)
+_MOV_IMM = re.compile(r"^\s*mov\.[bsu]32\s+(%r\d+),\s*(-?\d+);")
+
+
+def ptx_constants(ptx_text: str, needle: str) -> str:
+    """The PTX lines containing ``needle`` with registers that were loaded from a constant
+    (``mov.u32 %r9, 16;``) replaced by that constant, so ``shfl.sync.down.b32 %r11|%p1, %r6, 16, 31, -1``
+    reads like the instruction's definition."""
+    consts = {m.group(1): m.group(2) for line in ptx_text.splitlines() if (m := _MOV_IMM.match(line))}
+    out = []
+    for line in ptx_text.splitlines():
+        if needle in line:
+            out.append(re.sub(r"%r\d+", lambda m: consts.get(m.group(0), m.group(0)), line.strip()).replace("\t", " "))
+    return "\n".join(out)

@@ -49,3 +49,13 @@ def test_compile_error_is_reported(tmp_path, monkeypatch) -> None:
 def test_bad_arch() -> None:
     with pytest.raises(ValueError, match="arch must look like"):
         kernels.ptx("warp_intrinsics", "hopper")
+
+
+def test_ptx_constants_resolves_shuffle_operands() -> None:
+    from helpers import nb
+
+    text = nb.ptx_constants(kernels.ptx("warp_reduce_sum", "sm_90", ["warp_reduce_sum_kernel<int>"]), "shfl.sync")
+    lines = text.splitlines()
+    assert len(lines) == 5
+    for line, offset in zip(lines, (16, 8, 4, 2, 1)):
+        assert line.startswith("shfl.sync.down.b32") and line.endswith(f", {offset}, 31, -1;")
