@@ -42,6 +42,18 @@ ROW_GAP = 2.3                      # vertical distance between a "before" and an
 Fmt = Union[str, Callable[[Any], str], None]
 
 
+class LaneFigure(Figure):
+    """A Figure made without pyplot that still shows itself in Jupyter, as a PNG.
+
+    Without pyplot, the inline backend may never register its Figure formatter; this repr makes a
+    cell that ends with a figure show the picture either way (IPython prefers its registered
+    formatter when there is one, so the output is a single PNG in both cases).
+    """
+
+    def _repr_png_(self) -> bytes:
+        return figure_png(self)
+
+
 # ---------------------------------------------------------------- formatting and tables
 
 
@@ -297,7 +309,7 @@ def _footer(fig: Figure, source_label: str) -> None:
 
 
 def _new_figure(height: float) -> tuple[Figure, Axes]:
-    fig = Figure(figsize=(style.FIG_WIDTH, height))
+    fig = LaneFigure(figsize=(style.FIG_WIDTH, height))
     ax = fig.add_axes((0.065, 0.2, 0.93, 0.68))
     return fig, ax
 
@@ -364,7 +376,7 @@ def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: int,
     in_mask = ((int(mask) >> LANE) & 1).astype(bool)
     bits = ballot_bits(result)
     rows = 3 if values is not None else 2
-    fig = Figure(figsize=(style.FIG_WIDTH, 0.85 * rows + 1.7))
+    fig = LaneFigure(figsize=(style.FIG_WIDTH, 0.85 * rows + 1.7))
     ax = fig.add_axes((0.075, 0.33, 0.92, 0.55))
     y = 0.0
     draw_warp(ax, bits.astype(int), active=act, in_mask=in_mask, result_lanes=np.flatnonzero(bits), fill="white",
@@ -489,7 +501,7 @@ def trace_figure(trace: Any, step: int, *, warp: int = 0) -> Figure:
     nobody reads, and the result lanes in green at the last step.
     """
     _check_step(trace, step, warp)
-    fig = Figure(figsize=(style.FIG_WIDTH, 3.7))
+    fig = LaneFigure(figsize=(style.FIG_WIDTH, 3.7))
     _draw_trace_step(fig, trace, step, warp, meaningful_lanes(trace), held_defined(trace))
     return fig
 
@@ -508,7 +520,7 @@ def trace_animation(trace: Any, *, interval: int = 800, warp: int = 0) -> FuncAn
     ``# NBVAL_IGNORE_OUTPUT`` (the HTML embeds frames that differ byte for byte between runs).
     """
     _check_step(trace, 0, warp)
-    fig = Figure(figsize=(style.FIG_WIDTH, 3.7))
+    fig = LaneFigure(figsize=(style.FIG_WIDTH, 3.7))
     meaningful, hdef = meaningful_lanes(trace), held_defined(trace)
 
     def draw(step: int) -> list:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -259,18 +259,22 @@ class _Display:
         self.box = w.VBox([self.message, self.image, self.mapping, self.table])
 
     def show(self, view: View) -> None:
-        self.message.value = message_html(view.message)
-        self.mapping.value = mapping_html(view)
-        self.table.value = table_html(view.table) if view.table else ""
         if view.figure is not None:
             self.image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
         # On bad input, hide the stale picture rather than show one that no longer matches.
         self.image.layout.display = None if view.figure is not None else "none"
+        self.message.value = message_html(view.message)
+        self.table.value = table_html(view.table) if view.table else ""
+        # Last: whoever waits for the mapping to change (a browser test) then sees a finished update.
+        self.mapping.value = mapping_html(view)
 
 
-def _wire(controls: dict[str, Any], render: Callable[..., View], header: Any,
+def _wire(controls: dict[str, Any], layout: Sequence[Sequence[str]], render: Callable[..., View], header: Any,
           on_change: Optional[Callable[[dict[str, Any]], None]] = None) -> Any:
-    """Connect ``controls`` (name -> widget) to ``render`` and return the explorer's VBox."""
+    """Connect ``controls`` (name -> widget) to ``render``; return the explorer's VBox.
+
+    ``layout`` lists the control names row by row. The VBox keeps ``controls`` as ``.controls``.
+    """
     import ipywidgets as w
 
     out = _Display()
@@ -288,18 +292,36 @@ def _wire(controls: dict[str, Any], render: Callable[..., View], header: Any,
     for c in controls.values():
         c.observe(refresh, names="value")
     refresh()
-    rows = [w.HBox(list(controls.values())[i:i + 3]) for i in range(0, len(controls), 3)]
-    return w.VBox([header, *rows, out.box])
+    box = w.VBox([header, *(w.HBox([controls[name] for name in row]) for row in layout), out.box])
+    box.controls = controls
+    return box
+
+
+def _slider(description: str, value: int, lo: int, hi: int, width: str = "300px") -> Any:
+    import ipywidgets as w
+
+    # continuous_update=False: one redraw when the handle is released (or per arrow key), not a
+    # queue of redraws while it is dragged.
+    return w.IntSlider(value=value, min=lo, max=hi, description=description, continuous_update=False,
+                       style={"description_width": "initial"}, layout=w.Layout(width=width))
 
 
 def _active_controls() -> dict[str, Any]:
     import ipywidgets as w
 
     return {
-        "active": w.Dropdown(options=ACTIVE_KINDS, value="all", description="active"),
-        "n_active": w.IntSlider(value=LANES, min=0, max=LANES, description="n active", continuous_update=False),
-        "seed": w.IntSlider(value=0, min=0, max=99, description="seed", continuous_update=False),
+        "active": w.Dropdown(options=ACTIVE_KINDS, value="all", description="active lanes",
+                             style={"description_width": "initial"}, layout=w.Layout(width="220px")),
+        "n_active": _slider("n active", LANES, 0, LANES),
+        "seed": _slider("seed", 0, 0, 99, "240px"),
     }
+
+
+def _mask_control() -> Any:
+    import ipywidgets as w
+
+    return w.Text(value=FULL_MASK_TEXT, description="mask (hex)", continuous_update=False,
+                  style={"description_width": "initial"}, layout=w.Layout(width="220px"))
 
 
 def _offset_label(mode: str) -> str:
@@ -312,23 +334,25 @@ def shuffle_explorer(backend: Optional[str] = None) -> Any:
 
     Controls: mode, offset (0..31: delta, lane_mask or src_lane), width (1..32), mask (hex text),
     active lanes. Shows the figure, ``<div class="warplab-mapping">src: ...</div>`` and the table.
+    ``.controls`` maps mode, offset, width, mask, active, n_active, seed to their widgets.
     """
     import ipywidgets as w
 
+    buttons = {"button_width": "56px", "description_width": "initial"}
     controls = {
-        "mode": w.ToggleButtons(options=MODES, value="down", description="mode"),
-        "offset": w.IntSlider(value=1, min=0, max=LANES - 1, description=_offset_label("down"),
-                              continuous_update=False, style={"description_width": "initial"}),
-        "width": w.ToggleButtons(options=WIDTHS, value=32, description="width"),
-        "mask": w.Text(value=FULL_MASK_TEXT, description="mask (hex)", continuous_update=False),
+        "mode": w.ToggleButtons(options=MODES, value="down", description="mode", style=buttons),
+        "offset": _slider(_offset_label("down"), 1, 0, LANES - 1, "520px"),
+        "width": w.ToggleButtons(options=WIDTHS, value=32, description="width", style=buttons),
+        "mask": _mask_control(),
         **_active_controls(),
     }
+    layout = (("mode", "width"), ("offset",), ("mask", "active", "n_active", "seed"))
 
     def relabel(values: dict[str, Any]) -> None:
         controls["offset"].description = _offset_label(values["mode"])
 
     header = w.HTML("<b>Shuffle explorer</b>: lane l starts with the value 10 × l.")
-    return _wire(controls, lambda **v: shuffle_view(**v, backend=backend), header, relabel)
+    return _wire(controls, layout, lambda **v: shuffle_view(**v, backend=backend), header, relabel)
 
 
 def ballot_explorer(backend: Optional[str] = None) -> Any:
@@ -336,18 +360,23 @@ def ballot_explorer(backend: Optional[str] = None) -> Any:
 
     Controls: predicate kind, n, k, seed, custom expression (over lane, value, warp, n), mask (hex
     text), active lanes. Shows the figure, ``<div class="warplab-mapping">ballot: 0x... bits:
-    ...</div>`` and the table.
+    ...</div>`` and the table. ``.controls`` maps kind, n, k, expression, mask, active, n_active,
+    seed to their widgets.
     """
     import ipywidgets as w
 
     controls = {
-        "kind": w.Dropdown(options=PREDICATE_KINDS, value="lane < n", description="predicate"),
-        "n": w.IntSlider(value=20, min=0, max=LANES, description="n", continuous_update=False),
-        "k": w.IntSlider(value=3, min=1, max=LANES, description="k", continuous_update=False),
-        "expression": w.Text(value=DEFAULT_EXPRESSION, description="expression", continuous_update=False),
-        "mask": w.Text(value=FULL_MASK_TEXT, description="mask (hex)", continuous_update=False),
+        "kind": w.Dropdown(options=PREDICATE_KINDS, value="lane < n", description="predicate",
+                           style={"description_width": "initial"}, layout=w.Layout(width="260px")),
+        "n": _slider("n", 20, 0, LANES),
+        "k": _slider("k", 3, 1, LANES),
+        "expression": w.Text(value=DEFAULT_EXPRESSION, description="expression", continuous_update=False,
+                             placeholder="e.g. lane % 3 == 0 and value > 5",
+                             style={"description_width": "initial"}, layout=w.Layout(width="520px")),
+        "mask": _mask_control(),
         **_active_controls(),
     }
+    layout = (("kind", "n", "k"), ("expression",), ("mask", "active", "n_active", "seed"))
 
     def enable(values: dict[str, Any]) -> None:
         # Grey out what the current choice ignores, so learners know which knob does something.
@@ -356,4 +385,4 @@ def ballot_explorer(backend: Optional[str] = None) -> Any:
         controls["n_active"].disabled = values["active"] not in ("first n", "random")
 
     header = w.HTML("<b>Ballot explorer</b>: <code>value</code> is a random digit per lane (fixed by the seed).")
-    return _wire(controls, lambda **v: ballot_view(**v, backend=backend), header, enable)
+    return _wire(controls, layout, lambda **v: ballot_view(**v, backend=backend), header, enable)

@@ -204,15 +204,10 @@ def test_html_pieces_escape_and_carry_their_classes() -> None:
 
 
 def controls_of(box) -> dict:
-    """name -> control, from the explorer's rows (the widget's ``description`` names it)."""
-    import ipywidgets as w
-
-    found = {}
-    for row in box.children:
-        if isinstance(row, w.HBox):
-            for c in row.children:
-                found[c.description.split(" ")[0]] = c
-    return found
+    """name -> control; every control is also laid out in the box."""
+    laid_out = [c for row in box.children[1:-1] for c in row.children]
+    assert sorted(map(id, laid_out)) == sorted(map(id, box.controls.values()))
+    return box.controls
 
 
 def output_of(box):
@@ -258,7 +253,7 @@ def test_ballot_explorer_custom_expression_and_disabled_knobs() -> None:
     message, image, mapping, table = output_of(box)
     assert "ballot: 0x000FFFFF" in mapping.value
     assert c["expression"].disabled and c["k"].disabled
-    c["predicate"].value = "custom expression"
+    c["kind"].value = "custom expression"
     assert not c["expression"].disabled
     c["expression"].value = "__import__('os')"
     assert "found a function call" in message.value and mapping.value.count("warplab-mapping") == 1
