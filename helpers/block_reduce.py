@@ -624,3 +624,61 @@ def seed_compile_error(kind: str, arch: str = "sm_90") -> str:
         return log.replace(f"{name}.cu", name.removesuffix(".txt")).strip()
     raise AssertionError(f"kernels/{name} compiled: it should keep the seed's error")
 
+
+
+# ---------------------------------------------------------------- two reductions back to back
+
+@dataclass(frozen=True)
+class BackToBack:
+    """Two BlockReduce calls in a row on the same shared storage (the model only; races depend on timing).
+
+    first, second:     what thread 0 holds after each call (0 where undefined);
+    first_defined, second_defined: whether that value is defined;
+    expected:          NumPy's answers (first, second);
+    hazards:           the data races the model found (see :class:`BlockResult`);
+    trace:             the phase-by-phase model of both calls.
+    """
+
+    barrier: bool
+    first: Any
+    first_defined: bool
+    second: Any
+    second_defined: bool
+    expected: tuple[Any, Any]
+    hazards: tuple[dict[str, Any], ...]
+    trace: BlockTrace
+
+
+def back_to_back(first: Any, second: Any, block: Optional[tuple[int, int]] = None, op: str = "sum",
+                 barrier: bool = True) -> BackToBack:
+    """Model ``r1 = BlockReduce(a); [__syncthreads();] r2 = BlockReduce(b);`` with one storage struct.
+
+    Without the barrier, a fast warp's lane 0 of the second call may overwrite ``warp_aggregates[w]``
+    while warp 0 of the first call is still reading it: a write-after-read race, so the first result is
+    undefined. This is why the seed's BlockReduceSum starts with ``__syncthreads()`` (and why
+    block_reduce.cuh asks its caller for one before reusing the storage). Emulator only: a single GPU
+    run cannot show a race, only compute-sanitizer can.
+    """
+    a, blk = _check_block(first, block)
+    b_vals, _ = _check_block(second, blk)
+    if a.dtype != b_vals.dtype:
+        raise ValueError(f"first and second must have the same dtype; got {a.dtype} and {b_vals.dtype}")
+    check_op(op, a.dtype)
+    b = _Block(a, blk, op, _regions("sum", "fixed", a.size, blk[1], False))
+    _fixed_sum(b, False)
+    r1, ok1 = b.val[0], bool(b.ok[0])
+    n_before = len(b.hazards)
+    if barrier:
+        b.barrier()
+    every = np.ones(b.n, bool)
+    b.set(every, b_vals.reshape(-1), every)
+    b._record("second call: every thread takes its next value", "input")
+    _fixed_sum(b, False)
+    # A race in the first call's last phase taints what warp 0 read there: the first result.
+    ok1 = ok1 and not any(h["order_dependent"] for h in b.hazards[n_before:] if h["kind"] == "write-after-read")
+    title = f"BlockReduce ({op}) twice, {'with' if barrier else 'without'} __syncthreads() between, block {blk}"
+    trace = BlockTrace(title, blk, "sum", "fixed", op, a.dtype.name, tuple(b.phases), b.regions, tuple(b.hazards),
+                       meta={"back_to_back": True, "barrier": barrier})
+    z = np.zeros((), a.dtype)
+    return BackToBack(barrier, r1 if ok1 else z, ok1, b.val[0] if b.ok[0] else z, bool(b.ok[0]),
+                      (reference(a.reshape(-1), op), reference(b_vals.reshape(-1), op)), tuple(b.hazards), trace)

@@ -520,3 +520,40 @@ def float_order(values: Any, tree: str = "down", backend: Optional[str] = None) 
     ordered = np.where(as_int < 0, np.int64(-(2**31)) - as_int, as_int)   # monotone in the float's value
     return FloatOrder(float(t), float(seq), exact, abs(float(t) - exact), abs(float(seq) - exact),
                       int(abs(ordered[0] - ordered[1])))
+
+
+@dataclass(frozen=True)
+class FloatOrderBatch:
+    """:class:`FloatOrder` for many warps at once (arrays of shape (n_warps,))."""
+
+    tree: np.ndarray
+    sequential: np.ndarray
+    exact: np.ndarray
+    ulps: np.ndarray
+
+    @property
+    def tree_error(self) -> np.ndarray:
+        return np.abs(self.tree.astype(np.float64) - self.exact)
+
+    @property
+    def sequential_error(self) -> np.ndarray:
+        return np.abs(self.sequential.astype(np.float64) - self.exact)
+
+
+def _ulps_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def ordered(x: np.ndarray) -> np.ndarray:
+        i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, np.int64(-(2**31)) - i, i)
+    return np.abs(ordered(a) - ordered(b))
+
+
+def float_order_batch(values: Any, tree: str = "down", backend: Optional[str] = None) -> FloatOrderBatch:
+    """:func:`float_order` for each row of ``values`` ((n_warps, 32) float32): the tree's sum (lane 0),
+    the sequential float32 sum (a plain loop), the exact sum, and how many float32 steps apart the two are."""
+    v = params.values(values)
+    if v.ndim != 2 or v.shape[1] != params.LANES or v.dtype != np.float32:
+        raise ValueError(f"values must be float32 of shape (n_warps, 32); got shape {v.shape}, dtype {v.dtype}")
+    t = warp_reduce(v, "sum", tree=tree, backend=backend).values[:, 0].astype(np.float32)
+    seq = np.add.accumulate(v, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
+    exact = np.array([math.fsum(row) for row in v.astype(np.float64)])
+    return FloatOrderBatch(t, seq, exact, _ulps_apart(t, seq))

@@ -1,0 +1,299 @@
+"""Block-level figures for notebook 04: the block as stacked warps over a shared-memory strip (one
+picture per phase of a :class:`~helpers.block_reduce.BlockTrace`, and an animation of them), and a
+picture of a 2D block's ``blockDim`` (x, y) with the per-row or per-column results beside it.
+
+Same visual language as :mod:`helpers.figures`: a warp is a row of 32 numbered lanes, warps are
+stacked top to bottom, shared memory is a strip of slots under them; undefined values are hatched
+and read "undef", never a number; lanes that do not exist (the tail of a partial warp) are grey and
+empty; a store is an arrow from a thread down to its slot, a load an arrow from a slot up to a
+thread; a barrier (``__syncthreads()``) is a thick bar across the block. Every figure names what
+produced it in its footer. Figures are made without pyplot (see :mod:`helpers.figures`).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from . import figures, style
+
+LANES = style.LANES
+MAX_WARPS_DRAWN = 8        # a phase picture stacks at most this many warps (256 threads)
+MAX_SLOT_ROWS = 4          # and at most this many rows of 32 shared slots
+MAX_ARROWS = 48            # more loads/stores than this in one phase: the slots are outlined instead
+WARP_COLORS = ("#CFE8F7", "#FBE3B5", "#CDEBDD", "#F3D3E4")   # light sky / orange / green / purple
+SHARED_FILL = "#FFF7CC"     # a defined shared slot (light yellow)
+GRID_MAX_CELLS_TEXT = 48    # write the tid in each cell of the blockDim picture up to this many columns
+GRID_MAX_TEXT_CELLS = 256   # ... and this many threads
+
+_KIND_WORDS = {"input": "input", "warp": "warp shuffles", "load": "shared → registers",
+               "store": "registers → shared", "barrier": "__syncthreads()"}
+
+
+def _check_phase(trace: Any, phase: int) -> None:
+    n = len(trace.phases)
+    if not isinstance(phase, (int, np.integer)) or not 0 <= phase < n:
+        raise ValueError(f"phase must be an integer in [0, {n - 1}] for this trace; got {phase!r}")
+
+
+def _check_drawable(trace: Any) -> int:
+    n = trace.block[0] * trace.block[1]
+    n_warps = -(-n // LANES)
+    if n_warps > MAX_WARPS_DRAWN:
+        raise ValueError(f"the phase picture draws at most {MAX_WARPS_DRAWN} warps ({MAX_WARPS_DRAWN * LANES} "
+                         f"threads); block {tuple(trace.block)} has {n} threads ({n_warps} warps)")
+    return n_warps
+
+
+def used_slots(trace: Any) -> int:
+    """How many shared slots the picture shows: every slot any phase touched, rounded up to 32."""
+    top = 0
+    for p in trace.phases:
+        for pairs in (p.loads, p.stores):
+            if len(pairs):
+                top = max(top, int(pairs[:, 1].max()) + 1)
+        if p.shared_defined.any():
+            top = max(top, int(np.flatnonzero(p.shared_defined).max()) + 1)
+    return max(LANES, -(-top // LANES) * LANES)
+
+
+def _layout(trace: Any) -> tuple[int, int]:
+    n_warps = _check_drawable(trace)
+    slot_rows = min(MAX_SLOT_ROWS, used_slots(trace) // LANES)
+    return n_warps, slot_rows
+
+
+def _phase_height(n_warps: int, slot_rows: int) -> float:
+    return 1.6 + 0.42 * (n_warps + slot_rows) + 0.5
+
+
+def _warp_y(w: int) -> float:
+    return -1.25 * w
+
+
+def _slot_y(n_warps: int, r: int) -> float:
+    return -1.25 * n_warps - 1.1 - 1.25 * r
+
+
+def _thread_xy(tid: int) -> tuple[float, float]:
+    return float(tid % LANES), _warp_y(tid // LANES)
+
+
+def _slot_xy(n_warps: int, slot: int) -> tuple[float, float]:
+    return float(slot % LANES), _slot_y(n_warps, slot // LANES)
+
+
+def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
+    n_warps, slot_rows = _layout(trace)
+    p = trace.phases[phase]
+    n = trace.block[0] * trace.block[1]
+    ax = fig.add_axes((0.075, 0.12, 0.92, 0.78))
+    exists = np.zeros(n_warps * LANES, bool)
+    exists[:n] = True
+    held = np.zeros(n_warps * LANES, dtype=p.held.dtype)
+    held[:n] = p.held
+    hdef = np.ones(n_warps * LANES, bool)
+    hdef[:n] = p.held_defined
+    for w in range(n_warps):
+        sl = slice(w * LANES, (w + 1) * LANES)
+        text = np.array(["" if not e else figures.format_value(v) for v, e in zip(held[sl], exists[sl])], object)
+        figures.draw_warp(ax, text, defined=hdef[sl] | ~exists[sl], active=exists[sl],
+                          y=_warp_y(w), label=f"warp {w}", numbers="above" if w == 0 else None, fmt=str)
+    n_slots = slot_rows * LANES
+
+    def padded(a: np.ndarray, fill: Any) -> np.ndarray:   # the model's shared array need not fill whole rows
+        out = np.full(n_slots, fill, a.dtype)
+        out[:min(n_slots, a.size)] = a[:n_slots]
+        return out
+
+    shared, sdef = padded(p.shared, 0), padded(p.shared_defined, False)
+    ever = np.zeros(n_slots, bool)
+    for q in trace.phases[:phase + 1]:
+        ever |= padded(q.shared_defined, False)
+        for pairs in (q.stores,):
+            ever[pairs[:, 1][pairs[:, 1] < n_slots]] = True
+    slot_touched = set(int(s) for s in p.loads[:, 1]) | set(int(s) for s in p.stores[:, 1])
+    for r in range(slot_rows):
+        sl = slice(r * LANES, (r + 1) * LANES)
+        # A slot never written is uninitialised shared memory: undefined (hatched) once anyone looks at it,
+        # plain empty until then.
+        looked = np.array([s in slot_touched for s in range(r * LANES, (r + 1) * LANES)])
+        text = np.array([figures.format_value(v) if d else "" for v, d in zip(shared[sl], sdef[sl])], object)
+        figures.draw_warp(ax, text, defined=sdef[sl] | ~(ever[sl] | looked), fill=SHARED_FILL,
+                          y=_slot_y(n_warps, r), label="shared" if r == 0 else f"+{r * LANES}",
+                          numbers="below", fmt=str)
+    pairs = [(int(t), int(s), "store") for t, s in p.stores] + [(int(t), int(s), "load") for t, s in p.loads]
+    drawn = [(t, s, k) for t, s, k in pairs if t < n_warps * LANES and s < n_slots]
+    if 0 < len(drawn) <= MAX_ARROWS:
+        for t, s, k in drawn:
+            (tx, ty), (sx, sy) = _thread_xy(t), _slot_xy(n_warps, s)
+            a, b = ((tx, ty - 0.4), (sx, sy + 0.4)) if k == "store" else ((sx, sy + 0.4), (tx, ty - 0.4))
+            figures._add(ax, FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=6, shrinkA=0, shrinkB=1,
+                                             color=style.ARROW if k == "store" else style.PURPLE, linewidth=0.7,
+                                             alpha=0.75, zorder=3))
+    top, bottom = _warp_y(0) + 1.0, _slot_y(n_warps, slot_rows - 1) - 1.2
+    if p.kind == "barrier":
+        y = (_warp_y(n_warps - 1) + _slot_y(n_warps, 0)) / 2
+        figures._add(ax, Rectangle((-0.6, y - 0.12), LANES + 0.2, 0.24, facecolor=style.VERMILION,
+                                   edgecolor="none", zorder=5))
+        figures._text(ax, LANES / 2 - 0.5, y + 0.33, "__syncthreads(): no thread passes until every thread "
+                      "of the block arrives", fontsize=7.5, color=style.VERMILION, zorder=6)
+    ax.set_ylim(bottom, top)
+    last = len(trace.phases) - 1
+    ax.set_title(f"{trace.title} — phase {phase} of {last} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}",
+                 fontsize=8.5)
+    keys = [Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="thread's register"),
+            Patch(facecolor=SHARED_FILL, edgecolor=style.BLACK, linewidth=0.6, label="shared slot"),
+            Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH, label="undefined")]
+    if (~exists).any():
+        keys.append(Patch(facecolor=style.INACTIVE, edgecolor=style.BLACK, linewidth=0.6, label="lane does not exist"))
+    if 0 < len(drawn) <= MAX_ARROWS:
+        keys += [Patch(color=style.ARROW, label="store ↓"), Patch(color=style.PURPLE, label="load ↑")]
+    elif len(drawn) > MAX_ARROWS:
+        n_st, n_ld = len(p.stores), len(p.loads)
+        figures._text(ax, LANES / 2 - 0.5, bottom + 0.2, f"{n_st} stores, {n_ld} loads in this phase "
+                      f"(too many to draw as arrows)", fontsize=7, color="#444444")
+    fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.05), ncol=len(keys), fontsize=7, frameon=False)
+    fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
+
+
+def block_phase_figure(trace: Any, phase: int, *, source_label: Optional[str] = None) -> Figure:
+    """One phase of a :class:`~helpers.block_reduce.BlockTrace`: the warps' registers stacked over the
+    shared-memory strip, the loads and stores of the phase as arrows, a bar for a barrier.
+
+    At most :data:`MAX_WARPS_DRAWN` warps (ValueError beyond). ``source_label`` (default the trace's
+    source) names the engine in the footer.
+    """
+    _check_phase(trace, phase)
+    n_warps, slot_rows = _layout(trace)
+    fig = figures.LaneFigure(figsize=(style.FIG_WIDTH, _phase_height(n_warps, slot_rows)))
+    _draw_phase(fig, trace, phase, source_label or _source(trace))
+    return fig
+
+
+def _source(trace: Any) -> str:
+    src = getattr(trace, "source", "emulator")
+    return "the emulator's model of the block" if src == "emulator" else src
+
+
+def block_animation(trace: Any, *, interval: int = 1100, source_label: Optional[str] = None) -> FuncAnimation:
+    """Every phase of ``trace`` as one frame (at most 60; longer traces are sampled), with play/step controls
+    through :func:`helpers.figures.animation_html` (in a ``# NBVAL_IGNORE_OUTPUT`` cell)."""
+    n_warps, slot_rows = _layout(trace)
+    fig = figures.LaneFigure(figsize=(style.FIG_WIDTH, _phase_height(n_warps, slot_rows)))
+    label = source_label or _source(trace)
+
+    def draw(phase: int) -> list:
+        fig.clear()
+        _draw_phase(fig, trace, phase, label)
+        return []
+
+    return FuncAnimation(fig, draw, frames=figures._frame_steps(len(trace.phases)), interval=interval,
+                         blit=False, repeat=True, cache_frame_data=False)
+
+
+def phase_lines(trace: Any) -> str:
+    """One line per phase: ``k  kind      label`` (deterministic text for notebooks)."""
+    return "\n".join(f"{k:2d}  {p.kind:<8} {p.label}" for k, p in enumerate(trace.phases))
+
+
+# ---------------------------------------------------------------- the blockDim picture
+
+
+def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np.ndarray, xs: Sequence[float],
+                  ys: Sequence[float], w: float, h: float, text: bool) -> None:
+    for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
+        if d:
+            face = style.RESULT if ok else "#F6C9AE"
+            figures._add(ax, Rectangle((x - w / 2, y - h / 2), w, h, facecolor=face, edgecolor=style.BLACK,
+                                       linewidth=0.5, zorder=2))
+            if text:
+                figures._text(ax, x, y, figures.format_value(v), fontsize=6.5,
+                              color="white" if ok else style.BLACK, zorder=4)
+        else:
+            figures._add(ax, Rectangle((x - w / 2, y - h / 2), w, h, facecolor="white", edgecolor=style.UNDEFINED_EDGE,
+                                       hatch=style.UNDEFINED_HATCH, linewidth=0.8, zorder=2))
+            if text:
+                figures._text(ax, x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, zorder=4,
+                              bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
+
+
+def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, source_label: str = "",
+                      title: Optional[str] = None, show_tid: Optional[bool] = None) -> Figure:
+    """A 2D block as blockDim.y rows of blockDim.x threads, each cell coloured by its hardware warp
+    (tid = y * blockDim.x + x; warp = tid / 32), with thick lines where a warp starts.
+
+    ``results``: :class:`~helpers.block_reduce.BlockResult` objects of kind "x" (a column per result at
+    the right: each row's value) or "y" (a row per result underneath: each column's value). Result cells
+    are green when they equal NumPy's answer, pale vermilion when they do not, hatched "undef" when
+    undefined. ``source_label`` names what produced the results (footer). ``show_tid`` writes each
+    thread's tid in its cell (default: when the cells are big enough and there are at most 256).
+    """
+    bx, by = int(block[0]), int(block[1])
+    if bx < 1 or by < 1 or bx * by > 1024:
+        raise ValueError(f"block must be (x, y) with x >= 1, y >= 1 and x * y <= 1024; got {block!r}")
+    for r in results:
+        if r.kind not in ("x", "y") or tuple(r.block) != (bx, by):
+            raise ValueError(f"results must be BlockResults of kind 'x' or 'y' for block {(bx, by)}; "
+                             f"got kind {r.kind!r}, block {tuple(r.block)}")
+    xr = [r for r in results if r.kind == "x"]
+    yr = [r for r in results if r.kind == "y"]
+    col_w = max(2.0, bx / 12)                      # a result column, in cell units
+    width_units = bx + (len(xr) * (col_w + 0.4) + 0.6 if xr else 0)
+    height_units = by + (len(yr) * 1.4 + 0.6 if yr else 0)
+    fig_h = min(5.0, max(2.4, 1.3 + 3.2 * height_units / max(width_units / 3, height_units, 1)))
+    fig = figures.LaneFigure(figsize=(style.FIG_WIDTH, fig_h))
+    ax = fig.add_axes((0.09, 0.14, 0.89, 0.72))
+    tid = np.arange(bx * by).reshape(by, bx)
+    warp = tid // LANES
+    ax.imshow(warp % len(WARP_COLORS), cmap=ListedColormap(WARP_COLORS), vmin=0, vmax=len(WARP_COLORS) - 1,
+              extent=(-0.5, bx - 0.5, by - 0.5, -0.5), interpolation="nearest", aspect="auto", zorder=0)
+    ax.hlines(np.arange(by + 1) - 0.5, -0.5, bx - 0.5, color="#888888", linewidth=0.4, zorder=1)
+    starts = [divmod(t, bx) for t in range(LANES, bx * by, LANES)]   # a warp starts at tid t: thick left edge
+    ax.add_collection(LineCollection([[(x - 0.5, y - 0.5), (x - 0.5, y + 0.5)] for y, x in starts],
+                                     colors=style.BLACK, linewidths=2.0, zorder=3))
+    if show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS):
+        for (y, x), t in np.ndenumerate(tid):
+            figures._text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
+    for y in range(by):
+        ax.text(-0.8, y, f"y={y}", ha="right", va="center", fontsize=6.5)
+    for i, r in enumerate(xr):
+        cx = bx - 0.5 + 0.6 + col_w / 2 + i * (col_w + 0.4)
+        ok = r.defined[:, 0] & (r.values[:, 0] == r.expected[:, 0])
+        _result_cells(ax, r.values[:, 0], r.defined[:, 0], ok, [cx] * by, range(by), col_w, 0.9, by <= 16)
+        ax.text(cx, -0.7, _result_name(r), ha="center", va="bottom", fontsize=7)
+    for i, r in enumerate(yr):
+        cy = by - 0.5 + 0.6 + 0.7 + i * 1.4
+        ok = r.defined[0, :] & (r.values[0, :] == r.expected[0, :])
+        _result_cells(ax, r.values[0, :], r.defined[0, :], ok, range(bx), [cy] * bx, 0.9, 1.2, bx <= 40)
+        ax.text(-0.8, cy, _result_name(r), ha="right", va="center", fontsize=7)
+    ax.set_xlim(-0.6, width_units - 0.4)
+    ax.set_ylim(height_units - 0.4, -1.5 if xr else -0.6)
+    ax.set_axis_off()
+    n_warps = -(-bx * by // LANES)
+    ax.set_title(title or f"blockDim = ({bx}, {by}): {by} row(s) of {bx} threads, {bx * by} threads = "
+                 f"{n_warps} warp(s) of 32 (a thick line marks where a warp starts)", fontsize=8.5)
+    keys = [Patch(facecolor=WARP_COLORS[w % len(WARP_COLORS)], edgecolor="#888888", label=f"warp {w}")
+            for w in range(min(n_warps, 4))]
+    if n_warps > 4:
+        keys[-1].set_label("warps … (colours repeat)")
+    if results:
+        keys += [Patch(facecolor=style.RESULT, edgecolor=style.BLACK, label="result = NumPy"),
+                 Patch(facecolor="#F6C9AE", edgecolor=style.BLACK, label="wrong"),
+                 Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
+                       label="undefined")]
+    fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
+    if source_label:
+        fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
+    return fig
+
+
+def _result_name(r: Any) -> str:
+    fn = "X" if r.kind == "x" else "Y"
+    return f"{'seed' if r.version == 'seed' else 'fixed'} {fn}"

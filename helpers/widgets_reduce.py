@@ -1,0 +1,383 @@
+"""Explorers and plain-text tables for notebooks 03 (warp reduce trees) and 04 (block reduce).
+
+Each explorer is a pure function from the widget values to a :class:`ReduceView` (a figure and a
+text table, or a message saying what is wrong and what is allowed; it never raises) plus a thin
+ipywidgets builder: :func:`warp_tree_view` / :func:`warp_tree_explorer` (op, width, value pattern,
+valid lanes, tree, partial-warp method, step) and :func:`block_view` / :func:`block_explorer`
+(blockDim.x, blockDim.y, op). The text tables are deterministic and print "undef" for undefined
+values, so notebook outputs are the same on the GPU and on the emulator.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from . import backend as _backend
+from . import figures, style
+from .block_reduce import MAX_THREADS, block_reduce
+from .warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, _ulps_apart,
+                          warp_reduce, warp_reduce_trace)
+
+LANES = 32
+WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+PATTERNS: tuple[str, ...] = ("lane", "ones", "random ints", "random floats")
+BLOCK_X_MAX = 128
+BLOCK_Y_MAX = 32
+PNG_DPI = 100
+UNDEF = figures.UNDEF_TEXT
+
+
+@dataclass(frozen=True)
+class ReduceView:
+    """What an explorer shows: ``figure`` and ``table`` when the input was good, else ``message``."""
+
+    figure: Optional[Figure]
+    table: str
+    message: Optional[str]
+    source: str = ""
+
+    @classmethod
+    def error(cls, message: str) -> "ReduceView":
+        return cls(None, "", message)
+
+
+def engine_label(backend: Optional[str] = None) -> str:
+    """"GPU <name>" or "emulator": what runs the helpers with this ``backend``."""
+    name = _backend.resolve(backend)
+    return f"GPU {_backend.detect().gpu_name}" if name == "cupy" else "emulator"
+
+
+# ---------------------------------------------------------------- warp trees
+
+
+def pattern_values(pattern: str, op: str = "sum") -> np.ndarray:
+    """The 32 input values of ``pattern``: "lane" (lane l holds l), "ones", "random ints" (fixed seed;
+    0..255 for the bitwise ops, -99..99 otherwise) or "random floats" (float32, standard normal)."""
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(map(repr, PATTERNS))}; got {pattern!r}")
+    rng = np.random.default_rng(7)
+    if pattern == "lane":
+        return np.arange(LANES, dtype=np.int32)
+    if pattern == "ones":
+        return np.ones(LANES, np.int32)
+    if pattern == "random ints":
+        lo, hi = (0, 256) if op in BITWISE_OPS else (-99, 100)
+        return rng.integers(lo, hi, LANES).astype(np.int32)
+    return rng.standard_normal(LANES).astype(np.float32)
+
+
+def _cell(v: Any, defined: bool, active: bool = True, digits: int = 6) -> str:
+    if not active:
+        return "-"
+    return figures.format_value(v, None, digits) if defined else UNDEF
+
+
+def tree_table(trace: Any, *, warp: int = 0, lanes_per_block: int = 16) -> str:
+    """Held values after each step of a warp trace, one row per step: "undef" where undefined and "-"
+    for a lane that does not take part (it never called the shuffle)."""
+    hdef = figures.held_defined(trace)
+    rows = [("lane", [str(l) for l in range(LANES)])]
+    for k in range(trace.n_steps):
+        cells = [_cell(v, d, a) for v, d, a in zip(trace.held[k, warp], hdef[k, warp], trace.active[k, warp])]
+        rows.append((f"{k} {trace.labels[k]}", cells))
+    return figures.lane_blocks(rows, lanes_per_block)
+
+
+def partial_counts(trace: Any, *, warp: int = 0) -> str:
+    """Per step, how many lanes hold a partial that still flows to the result lane(s), and how many
+    hold values nobody reads (:func:`helpers.figures.meaningful_lanes`)."""
+    m = figures.meaningful_lanes(trace)[:, warp]
+    lanes = " ".join(map(str, figures.result_lanes_of(trace)))
+    lines = [f"step  {'label':<14} flows to lane(s) {lanes}   nobody reads"]
+    for k in range(trace.n_steps):
+        lines.append(f"{k:>4}  {trace.labels[k]:<14} {int(m[k].sum()):>{17 + len(lanes)}}   {int((~m[k]).sum()):>12}")
+    return "\n".join(lines)
+
+
+def result_lines(r: WarpReduceResult) -> str:
+    """One line per segment: the result read from its first lane against NumPy's answer."""
+    out = []
+    for s in range(LANES // r.width):
+        got = r.values[0, s * r.width]
+        ok = bool(r.defined[0, s * r.width])
+        exp = r.expected[0, s]
+        verdict = "undefined" if not ok else "correct" if got == exp else "WRONG"
+        if ok and got != exp and r.values.dtype == np.float32 and r.op == "sum":
+            verdict = f"{int(_ulps_apart(got, exp))} float32 step(s) from NumPy: another rounding order"
+        digits = 9 if r.values.dtype.kind == "f" else 6
+        out.append(f"lanes {s * r.width:>2}..{(s + 1) * r.width - 1:<2}  lane {s * r.width:>2} holds "
+                   f"{_cell(got, ok, digits=digits):>12}   NumPy {_cell(exp, True, digits=digits):>12}   {verdict}")
+    return "\n".join(out)
+
+
+def warp_tree_view(op: str = "sum", width: int = 32, pattern: str = "lane", n_valid: int = 32, tree: str = "down",
+                   partial: str = "pad", step: Optional[int] = None, backend: Optional[str] = None) -> ReduceView:
+    """The warp-tree explorer: the trace figure at ``step`` (default: the last), the step table and the
+    result per segment. ``n_valid``: valid lanes per ``width``-lane segment (the rest padded with the
+    identity for ``partial="pad"``, or left out of the ballot mask for ``partial="ballot"``)."""
+    try:
+        if pattern == "random floats" and op in BITWISE_OPS:
+            return ReduceView.error(f"op {op!r} is bitwise: it needs integers; pick the pattern 'lane', 'ones' "
+                                    f"or 'random ints' (or the op 'sum', 'max', 'min')")
+        if partial == "ballot" and (tree != "down" or width != LANES):
+            return ReduceView.error(f"the ballot-mask way is the seed's shuffle-down code for a whole warp: it "
+                                    f"needs tree 'down' and width 32; got tree {tree!r}, width {width}")
+        if isinstance(n_valid, (int, np.integer)) and isinstance(width, (int, np.integer)) and n_valid > width:
+            return ReduceView.error(f"valid lanes must be at most the width ({width}): each {width}-lane "
+                                    f"segment reduces its first n values; got {n_valid}")
+        values = pattern_values(pattern, op)
+        trace = warp_reduce_trace(values, op, width, tree, n_valid, partial, backend)
+        result = warp_reduce(values, op, width, tree, n_valid, partial, backend)
+    except (ValueError, RuntimeError) as exc:
+        return ReduceView.error(str(exc))
+    last = trace.n_steps - 1
+    shown = last if step is None else min(max(int(step), 0), last)
+    note = "" if step is None or int(step) <= last else f"(width {width} has {last} steps: showing step {last})\n"
+    table = note + tree_table(trace) + "\n\n" + result_lines(result)
+    return ReduceView(figures.trace_figure(trace, shown), table, None, trace.source)
+
+
+def methods_table(results: dict[str, WarpReduceResult]) -> str:
+    """One row per method: who holds the result, lane 0's value, whether every holder is right, and
+    what the other lanes return ("undef" where the method defines nothing)."""
+    names = {"down": "shuffle-down tree", "xor": "xor butterfly", "intrinsic": "__reduce_add_sync",
+             "cg": "cooperative_groups::reduce", "cub": "cub::WarpReduce"}
+    lines = [f"{'method':<27} {'result in':<11} {'lane 0':>12} {'lane 31':>12}  matches NumPy"]
+    for m, r in results.items():
+        holders = "every lane" if r.holders[0].all() else "lane 0"
+        lines.append(f"{names.get(m, m):<27} {holders:<11} {_cell(r.values[0, 0], r.defined[0, 0], digits=9):>12} "
+                     f"{_cell(r.values[0, 31], r.defined[0, 31], digits=9):>12}  {'yes' if r.correct else 'no'}")
+    first = next(iter(results.values()))
+    lines.append(f"{'NumPy (float64, rounded once)' if first.values.dtype.kind == 'f' else 'NumPy':<27} "
+                 f"{'':<11} {_cell(first.expected[0, 0], True, digits=9):>12}")
+    return "\n".join(lines)
+
+
+def recorded_methods_table(recording: dict[str, Any], name: str) -> str:
+    """:func:`methods_table`'s columns for a recorded input of ``data/warp_reduce_traces.json``."""
+    rec = recording["methods"][name]
+    dtype = np.dtype(rec["config"]["dtype"])
+    lines = [f"{'method':<11} {'lane 0':>12} {'lane 31':>12}"]
+    for m, r in rec["results"].items():
+        v = np.asarray(r["values"], dtype)[0]
+        d = np.asarray(r["defined"], bool)[0]
+        lines.append(f"{m:<11} {_cell(v[0], d[0], digits=9):>12} {_cell(v[31], d[31], digits=9):>12}")
+    return "\n".join(lines)
+
+
+def float_order_text(b: FloatOrderBatch) -> str:
+    """How far the tree's float32 sums land from the sequential ones, and which is closer to exact."""
+    n = b.ulps.size
+    buckets = [(0, "identical"), (1, "1 step apart"), (2, "2 steps apart"), (3, "3 or more steps apart")]
+    lines = [f"{n} warps of 32 float32 values, tree (lane 0) vs sequential ((v0 + v1) + v2 ...):"]
+    for k, label in buckets:
+        count = int((b.ulps == k).sum()) if k < 3 else int((b.ulps >= 3).sum())
+        lines.append(f"  {label:<24} {count:>5}  ({100 * count / n:5.1f} %)")
+    closer_t = int((b.tree_error < b.sequential_error).sum())
+    closer_s = int((b.tree_error > b.sequential_error).sum())
+    lines.append(f"closer to the exact sum: tree {closer_t}, sequential {closer_s}, tie {n - closer_t - closer_s}")
+    lines.append(f"mean |error|: tree {b.tree_error.mean():.3g}, sequential {b.sequential_error.mean():.3g}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def block_values(block: tuple[int, int], op: str) -> np.ndarray:
+    """The block explorer's input, shape (y, x): ones for "sum" (the answer is a count), random digits
+    0..99 otherwise (fixed seed; 0..255 for the bitwise ops)."""
+    bx, by = block
+    if op == "sum":
+        return np.ones((by, bx), np.int32)
+    hi = 256 if op in BITWISE_OPS else 100
+    return np.random.default_rng(11).integers(0, hi, (by, bx)).astype(np.int32)
+
+
+def _group_summary(name: str, results: dict[str, Any], axis_name: str, max_rows: int = 8) -> list[str]:
+    seed, fixed = results["seed"], results["fixed"]
+    exp = fixed.expected[:, 0] if fixed.kind == "x" else fixed.expected[0, :]
+    s_val, s_def = seed.result, seed.result_defined
+    f_val, f_def = fixed.result, fixed.result_defined
+    n = exp.size
+    right = lambda v, d: int((d & (v == exp)).sum())  # noqa: E731
+    lines = [f"{name}: seed right in {right(s_val, s_def)} of {n} {axis_name}s "
+             f"({int((~s_def).sum())} undef); fixed right in {right(f_val, f_def)} of {n}",
+             f"  {axis_name:>6} {'NumPy':>8} {'seed':>8} {'fixed':>8}"]
+    for i in range(min(n, max_rows)):
+        lines.append(f"  {i:>6} {_cell(exp[i], True):>8} {_cell(s_val[i], s_def[i]):>8} {_cell(f_val[i], f_def[i]):>8}")
+    if n > max_rows:
+        lines.append(f"  ... ({n - max_rows} more {axis_name}s)")
+    return lines
+
+
+def block_view(x: int = 96, y: int = 2, op: str = "sum", backend: Optional[str] = None) -> ReduceView:
+    """The block explorer: the seed's and the fixed BlockXReduce and BlockYReduce on a (x, y) block,
+    drawn on the blockDim picture, with a table per reduction."""
+    try:
+        if not (1 <= x <= BLOCK_X_MAX and 1 <= y <= BLOCK_Y_MAX):
+            return ReduceView.error(f"blockDim.x must be in [1, {BLOCK_X_MAX}] and blockDim.y in [1, {BLOCK_Y_MAX}] "
+                                    f"here; got ({x}, {y})")
+        if x * y > MAX_THREADS:
+            return ReduceView.error(f"a block has at most {MAX_THREADS} threads: blockDim.x * blockDim.y = "
+                                    f"{x} * {y} = {x * y}; make one of them smaller")
+        if op not in OPS:
+            return ReduceView.error(f"op must be one of {', '.join(map(repr, OPS))}; got {op!r}")
+        v = block_values((x, y), op)
+        res = {(k, ver): block_reduce(v, (x, y), op, k, ver, backend=backend)
+               for k in ("x", "y") for ver in ("seed", "fixed")}
+    except (ValueError, RuntimeError) as exc:
+        return ReduceView.error(str(exc))
+    source = res[("x", "fixed")].source
+    label = "emulator" if source == "emulator" else source
+    fig = _block_figure((x, y), list(res.values()), label)
+    lines = [f"block ({x}, {y}): {x * y} threads = {-(-x * y // LANES)} warps; op {op}; "
+             f"input: {'ones' if op == 'sum' else 'random digits'}"]
+    lines += _group_summary("BlockXReduce (each row)", {"seed": res[("x", "seed")], "fixed": res[("x", "fixed")]}, "row")
+    lines += _group_summary("BlockYReduce (each column)", {"seed": res[("y", "seed")], "fixed": res[("y", "fixed")]},
+                            "column")
+    races = len(res[("y", "seed")].hazards)
+    lines.append(f"data races the model finds in the seed's BlockYReduce: {races}")
+    return ReduceView(fig, "\n".join(lines), None, source)
+
+
+def _block_figure(block: tuple[int, int], results: list, label: str) -> Figure:
+    from . import figures_block
+
+    return figures_block.block_grid_figure(block, results, source_label=label, show_tid=False)
+
+
+def sanitizer_table(recording: dict[str, Any]) -> str:
+    """``data/sanitizer_block.json`` as a table: tool, kernel, block, errors, warnings, hazards, outcome."""
+    names = {"sum": "BlockReduce", "all": "BlockAllReduce", "x": "BlockXReduce", "y": "BlockYReduce",
+             "seed_y": "seed BlockYReduce"}
+    lines = [f"{'tool':<10} {'kernel':<17} {'block':<9} {'errors':>6} {'warnings':>8} {'hazards':>7}  outcome"]
+    for r in recording["runs"]:
+        blk = f"({r['block'][0]}, {r['block'][1]})"
+        lines.append(f"{r['tool']:<10} {names.get(r['kernel'], r['kernel']):<17} {blk:<9} {r['errors']:>6} "
+                     f"{r['warnings']:>8} {r['hazards']:>7}  {r['outcome']}")
+    return "\n".join(lines)
+
+
+def recorded_case(recording: dict[str, Any], name: str) -> Any:
+    """A recorded block case of ``data/block_reduce.json`` as a BlockResult-like object for
+    :func:`helpers.figures_block.block_grid_figure` (values, defined, expected, kind, version, block)."""
+    from types import SimpleNamespace
+
+    from .block_reduce import _expected
+
+    c = next((c for c in recording["cases"] if c["name"] == name), None)
+    if c is None:
+        raise ValueError(f"no recorded case {name!r}; recorded: {', '.join(c['name'] for c in recording['cases'])}")
+    dtype = np.dtype(c["dtype"])
+    vals = np.asarray(c["values"], dtype)
+    out = np.asarray(c["result"], dtype)
+    d = np.asarray(c["defined"], bool)
+    r = SimpleNamespace(kind=c["kind"], version=c["version"], block=tuple(c["block"]), values=out, defined=d,
+                        expected=_expected(vals, c["kind"], c["op"]))
+    r.result = out[0, 0] if r.kind == "sum" else out[:, 0] if r.kind == "x" else out[0, :]
+    r.result_defined = d[0, 0] if r.kind == "sum" else d[:, 0] if r.kind == "x" else d[0, :]
+    return r
+
+
+def per_group_line(r: Any) -> str:
+    """``row 0: 128, row 1: undef`` (kind x), the distinct column results (kind y), or the block's (sum)."""
+    if r.kind == "sum":
+        return f"thread 0: {_cell(r.result, bool(r.result_defined))}"
+    word = "row" if r.kind == "x" else "column"
+    cells = [_cell(v, d) for v, d in zip(r.result, r.result_defined)]
+    if r.kind == "y" and len(set(cells)) == 1:
+        return f"every {word} (all {len(cells)}): {cells[0]}"
+    return ", ".join(f"{word} {i}: {c}" for i, c in enumerate(cells))
+
+
+# ---------------------------------------------------------------- ipywidgets wiring
+
+
+def message_html(message: Optional[str]) -> str:
+    if not message:
+        return ""
+    return (f'<div class="warplab-error" style="color:{style.VERMILION};border:1px solid {style.VERMILION};'
+            f'padding:6px;border-radius:4px">{html.escape(message)}</div>')
+
+
+def table_html(table: str) -> str:
+    return f'<pre class="warplab-table" style="font-size:11px;line-height:1.25">{html.escape(table)}</pre>' if table else ""
+
+
+def _wire(controls: dict[str, Any], rows: tuple[tuple[str, ...], ...], render: Callable[..., ReduceView],
+          header: str) -> Any:
+    import ipywidgets as w
+
+    message, table = w.HTML(), w.HTML()
+    image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+
+    def refresh(_change: Any = None) -> None:
+        try:
+            view = render(**{k: c.value for k, c in controls.items()})
+        except Exception as exc:  # a widget never shows a traceback
+            view = ReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
+        if view.figure is not None:
+            image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
+        image.layout.display = None if view.figure is not None else "none"
+        message.value = message_html(view.message)
+        table.value = table_html(view.table)
+
+    for c in controls.values():
+        c.observe(refresh, names="value")
+    refresh()
+    box = w.VBox([w.HTML(header), *(w.HBox([controls[n] for n in row]) for row in rows), message, image, table])
+    box.controls = controls
+    box.refresh = refresh
+    return box
+
+
+def _slider(description: str, value: int, lo: int, hi: int, width: str = "300px") -> Any:
+    import ipywidgets as w
+
+    return w.IntSlider(value=value, min=lo, max=hi, description=description, continuous_update=False,
+                       style={"description_width": "initial"}, layout=w.Layout(width=width))
+
+
+def _toggle(description: str, options: tuple, value: Any) -> Any:
+    import ipywidgets as w
+
+    return w.ToggleButtons(options=options, value=value, description=description,
+                           style={"button_width": "auto", "description_width": "initial"})
+
+
+def warp_tree_explorer(backend: Optional[str] = None) -> Any:
+    """ipywidgets explorer of :func:`warp_tree_view`: op, width, value pattern, valid lanes, tree,
+    partial-warp method and step. ``.controls`` maps those names to their widgets."""
+    controls = {
+        "op": _toggle("op", OPS, "sum"),
+        "width": _toggle("width", WIDTHS, 32),
+        "pattern": _toggle("values", PATTERNS, "lane"),
+        "n_valid": _slider("valid lanes per segment", 32, 1, 32, "360px"),
+        "tree": _toggle("tree", TREES, "down"),
+        "partial": _toggle("partial warp", PARTIALS, "pad"),
+        "step": _slider("step", 5, 0, 5, "260px"),
+    }
+    rows = (("op",), ("width", "tree"), ("pattern",), ("n_valid", "partial"), ("step",))
+
+    def clamp(change: Any) -> None:   # valid lanes live inside one segment: at most the width
+        controls["n_valid"].max = change["new"]
+
+    controls["width"].observe(clamp, names="value")
+    return _wire(controls, rows, lambda **v: warp_tree_view(**v, backend=backend),
+                 "<b>Warp tree explorer</b>: every lane at every step (the figure shows one step, the table all).")
+
+
+def block_explorer(backend: Optional[str] = None) -> Any:
+    """ipywidgets explorer of :func:`block_view`: blockDim.x, blockDim.y and op."""
+    controls = {
+        "x": _slider("blockDim.x", 96, 1, BLOCK_X_MAX, "420px"),
+        "y": _slider("blockDim.y", 2, 1, BLOCK_Y_MAX, "300px"),
+        "op": _toggle("op", OPS, "sum"),
+    }
+    rows = (("x", "y"), ("op",))
+    return _wire(controls, rows, lambda **v: block_view(**v, backend=backend),
+                 "<b>Block explorer</b>: the seed's and the fixed BlockXReduce / BlockYReduce on one block.")

@@ -1,0 +1,172 @@
+"""The explorers of notebooks 03 and 04 over their whole parameter range (never a traceback, fast), and
+the text tables the notebooks print (deterministic, "undef" never a number)."""
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+
+import numpy as np
+import pytest
+
+from helpers import block_reduce as br
+from helpers import data, figures, warp_reduce as wr
+from helpers import widgets_reduce as W
+
+
+@pytest.fixture(autouse=True)
+def emulator_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARPLAB_BACKEND", "emulator")
+
+
+@pytest.fixture
+def no_figures(monkeypatch: pytest.MonkeyPatch) -> list:
+    calls: list = []
+    monkeypatch.setattr(figures, "trace_figure", lambda *a, **k: calls.append(a) or "fig")
+    from helpers import figures_block
+    monkeypatch.setattr(figures_block, "block_grid_figure", lambda *a, **k: calls.append(a) or "fig")
+    return calls
+
+
+def test_pattern_values():
+    assert W.pattern_values("lane").tolist() == list(range(32))
+    assert W.pattern_values("random floats").dtype == np.float32
+    assert W.pattern_values("random ints", "bit_or").min() >= 0
+    with pytest.raises(ValueError, match="pattern must be one of"):
+        W.pattern_values("zeros")
+
+
+def test_warp_tree_view_whole_range(no_figures):
+    """Every op × width × pattern × valid lanes × tree × partial: a view or a message, never an exception."""
+    for op, width, pattern, tree, partial in itertools.product(wr.OPS, W.WIDTHS, W.PATTERNS, wr.TREES, wr.PARTIALS):
+        for n_valid in (1, 5, width, 32):
+            v = W.warp_tree_view(op, width, pattern, n_valid, tree, partial, step=3)
+            assert (v.figure is None) == (v.message is not None)
+            if v.message is None:
+                assert any(w in v.table for w in ("undef", "correct", "rounding order"))
+            else:
+                assert "got" in v.message or "pick" in v.message
+
+
+def test_warp_tree_view_messages():
+    assert "integers" in W.warp_tree_view("bit_and", pattern="random floats").message
+    assert "width 32" in W.warp_tree_view(width=8, n_valid=4, partial="ballot").message
+    assert "at most the width" in W.warp_tree_view(width=8, n_valid=20).message
+
+
+def test_warp_tree_view_ballot_is_undefined_not_a_number():
+    v = W.warp_tree_view(n_valid=20, partial="ballot")
+    assert "lane  0 holds        undef" in v.table
+    v = W.warp_tree_view(n_valid=20, partial="pad")
+    assert "190" in v.table and "correct" in v.table
+
+
+def test_warp_tree_step_clipped():
+    v = W.warp_tree_view(width=4, n_valid=4, step=5)
+    assert v.table.startswith("(width 4 has 2 steps: showing step 2)")
+
+
+def test_block_view_whole_range(no_figures):
+    xs = (1, 2, 3, 31, 32, 33, 48, 64, 96, 100, 128)
+    ys = (1, 2, 3, 5, 8, 13, 32)
+    for x, y, op in itertools.product(xs, ys, wr.OPS):
+        v = W.block_view(x, y, op)
+        if x * y > 1024:
+            assert "at most 1024 threads" in v.message
+        else:
+            assert v.message is None, (x, y, op, v.message)
+            assert "BlockXReduce" in v.table and "BlockYReduce" in v.table
+    assert "blockDim.x must be" in W.block_view(0, 2).message
+    assert "op must be" in W.block_view(32, 2, "mul").message
+
+
+def test_block_view_seed_facts():
+    t = W.block_view(96, 2).table
+    assert "       0       96      128       96" in t
+    assert "       1       96    undef       96" in t
+    assert "seed right in 0 of 32 columns" in W.block_view(32, 3).table
+
+
+def _median_ms(fn, n=5):
+    fn()
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1000 * statistics.median(times)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(op="max", width=8, pattern="random ints", n_valid=5, tree="xor"),
+                                dict(n_valid=20, partial="ballot")])
+def test_warp_tree_update_fast(kw):
+    ms = _median_ms(lambda: figures.figure_png(W.warp_tree_view(**kw).figure, dpi=W.PNG_DPI))
+    assert ms < 400, f"{ms:.0f} ms"   # ~160 ms on a laptop core; generous for a loaded CI machine
+
+
+@pytest.mark.parametrize("xy", [(96, 2), (32, 5), (128, 8), (32, 32)])
+def test_block_update_fast(xy):
+    ms = _median_ms(lambda: figures.figure_png(W.block_view(*xy).figure, dpi=W.PNG_DPI))
+    assert ms < 400, f"{ms:.0f} ms"
+
+
+def test_explorers_build_and_show_messages():
+    pytest.importorskip("ipywidgets")
+    box = W.warp_tree_explorer()
+    c = box.controls
+    c["width"].value = 8
+    assert c["n_valid"].max == 8
+    c["partial"].value = "ballot"
+    assert "width 32" in box.children[-3].value and box.children[-2].layout.display == "none"
+    b = W.block_explorer()
+    b.controls["x"].value = 128
+    b.controls["y"].value = 9
+    assert "at most 1024" in b.children[-3].value
+
+
+def test_methods_tables():
+    t = W.methods_table(wr.compare_methods(W.pattern_values("random ints")))
+    assert "__reduce_add_sync" in t and "undef" in t and " no" not in t
+    rec = data.load("warp_reduce_traces")
+    assert "undef" in W.recorded_methods_table(rec, "random_int32")
+
+
+def test_float_order_text():
+    v = np.random.default_rng(0).standard_normal((50, 32)).astype(np.float32)
+    b = wr.float_order_batch(v)
+    assert b.ulps.shape == (50,)
+    assert wr.float_order(v[0]).ulps == b.ulps[0]
+    text = W.float_order_text(b)
+    assert "50 warps" in text and "closer to the exact sum" in text
+    with pytest.raises(ValueError, match="float32 of shape"):
+        wr.float_order_batch(v[0])
+
+
+def test_partial_counts_and_tree_table():
+    tr = wr.warp_reduce_sum_trace(np.arange(32, dtype=np.int32))
+    assert W.partial_counts(tr).splitlines()[-1].split()[-2:] == ["1", "31"]
+    tr = wr.warp_reduce_trace(np.arange(32, dtype=np.int32), n_valid=20, partial="ballot")
+    assert " - " in W.tree_table(tr) and "undef" in W.tree_table(tr)
+
+
+def test_sanitizer_and_recorded_cases():
+    t = W.sanitizer_table(data.load("sanitizer_block"))
+    assert "seed BlockYReduce (32, 3)      129        0      20  reported" in t
+    rec = data.load("block_reduce")
+    assert W.per_group_line(W.recorded_case(rec, "seed_x_96x2_ones")) == "row 0: 128, row 1: undef"
+    assert W.per_group_line(W.recorded_case(rec, "seed_y_32x5_ones")) == "every column (all 32): 4"
+    assert W.per_group_line(W.recorded_case(rec, "seed_sum_48_ones")) == "thread 0: 32"
+    with pytest.raises(ValueError, match="no recorded case"):
+        W.recorded_case(rec, "nope")
+
+
+def test_back_to_back():
+    ones, twos = np.ones(128, np.int32), np.full(128, 2, np.int32)
+    ok = br.back_to_back(ones, twos, barrier=True)
+    assert (ok.first, ok.second, ok.first_defined, ok.second_defined, len(ok.hazards)) == (128, 256, True, True, 0)
+    racy = br.back_to_back(ones, twos, barrier=False)
+    assert not racy.first_defined and racy.first == 0 and racy.second == 256
+    assert {h["slot"] for h in racy.hazards} == {1, 2, 3}
+    assert all(h["kind"] == "write-after-read" for h in racy.hazards)
+    with pytest.raises(ValueError, match="same dtype"):
+        br.back_to_back(ones, twos.astype(np.float32))
