@@ -106,9 +106,9 @@ def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
                lanes_per_block: int = 16) -> str:
     """A plain-text table of one warp: lane -> value (and, for a ShuffleResult, src lane).
 
-    For a :class:`ShuffleResult` the rows are ``lane``, ``src`` (``-`` where the lane did not call)
-    and ``value`` (``undef`` where undefined, ``-`` where the lane did not call), followed by lines naming the lanes that kept their
-    own value, read undefined values, or did not call. Floats get 6 significant digits.
+    For a :class:`ShuffleResult` the rows are ``lane``, ``src`` and ``value`` (``undef`` where
+    undefined; both ``-`` where the lane did not call), followed by lines naming the lanes that
+    kept their own value, read undefined values, or did not call. Floats get 6 significant digits.
     """
     if isinstance(result_or_values, ShuffleResult):
         r = result_or_values
@@ -186,6 +186,27 @@ def _value_text(ax: Axes, x: float, y: float, text: str, color: str) -> None:
         _text(ax, x, y, "…", fontsize=VALUE_SIZE, color=color, zorder=4)
 
 
+def _lane_style(fill: str, *, result: bool, active: bool, faded: bool, kept_own: bool,
+                defined: bool) -> tuple[str, str, float, Optional[str], str]:
+    """(face, edge, linewidth, hatch, text colour) of one lane box.
+
+    Later rules win: undefined beats everything (it must never look like a value), grey
+    (inactive) beats faded, and the orange keeps-own outline shows on any defined lane.
+    """
+    face, edge, lw, hatch, text = fill, style.BLACK, 0.6, None, style.BLACK
+    if result:
+        face, text = style.RESULT, "white"
+    if faded:
+        face, edge, text = "white", style.INACTIVE, "#999999"
+    if not active:
+        face, text = style.INACTIVE, "#555555"
+    if kept_own:
+        edge, lw = style.KEEPS_OWN, 1.2 if faded else 2.2
+    if not defined:
+        face, edge, lw, hatch, text = "white", style.UNDEFINED_EDGE, 1.2, style.UNDEFINED_HATCH, style.UNDEFINED_EDGE
+    return face, edge, lw, hatch, text
+
+
 def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: Optional[Any] = None,
               in_mask: Optional[Any] = None, kept_own: Optional[Any] = None, result_lanes: Iterable[int] = (),
               width: Optional[int] = None, title: Optional[str] = None, fmt: Fmt = None, y: float = 0.0,
@@ -209,18 +230,9 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
         draw_segments(ax, width, y - 0.55, y + 0.55)
     boxes = []
     for lane in range(LANES):
-        face, edge, lw, text_color = fill, style.BLACK, 0.6, style.BLACK
-        if lane in results:
-            face, text_color = style.RESULT, "white"
-        if faded_[lane]:
-            face, edge, text_color = "white", style.INACTIVE, "#999999"
-        if not active_[lane]:
-            face, text_color = style.INACTIVE, "#555555"
-        if kept_[lane]:
-            edge, lw = style.KEEPS_OWN, 1.2 if faded_[lane] else 2.2
-        hatch = None
-        if not defined_[lane]:
-            face, edge, hatch, lw, text_color = "white", style.UNDEFINED_EDGE, style.UNDEFINED_HATCH, 1.2, style.UNDEFINED_EDGE
+        face, edge, lw, hatch, text_color = _lane_style(
+            fill, result=lane in results, active=active_[lane], faded=faded_[lane], kept_own=kept_[lane],
+            defined=defined_[lane])
         box = Rectangle((lane - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H, facecolor=face, edgecolor=edge,
                         linewidth=lw, hatch=hatch, zorder=2,
                         linestyle=style.OUTSIDE_MASK_STYLE if not in_mask_[lane] else "-")
@@ -230,8 +242,8 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
             _value_text(ax, lane, y, format_value(vals[lane], fmt), text_color)
         else:
             # A white backing keeps the word readable over the hatching.
-            _text(ax, lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color,
-                    zorder=4, bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
+            _text(ax, lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color, zorder=4,
+                  bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
     if numbers:
         dy = -(BOX_H / 2 + 0.18) if numbers == "below" else BOX_H / 2 + 0.18
         for lane in range(LANES):
@@ -277,8 +289,10 @@ def draw_shuffle_arrows(ax: Axes, src_lane: Any, defined: Any, *, y_from: float,
 
 _LEGEND: dict[str, Callable[[], Any]] = {
     "lane": lambda: Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="lane (value)"),
-    "arrow": lambda: Line2D([], [], color=style.ARROW, marker=">", markersize=4, label="shuffle: source → destination"),
-    "undef_arrow": lambda: Line2D([], [], color=style.UNDEFINED_EDGE, linestyle="--", label="read of an undefined value"),
+    "arrow": lambda: Line2D([], [], color=style.ARROW, marker=">", markersize=4,
+                            label="shuffle: source → destination"),
+    "undef_arrow": lambda: Line2D([], [], color=style.UNDEFINED_EDGE, linestyle="--",
+                                  label="read of an undefined value"),
     "kept_own": lambda: Patch(facecolor=style.LANE_FILL, edgecolor=style.KEEPS_OWN, linewidth=2.2,
                               label="kept its own value (no arrow)"),
     "undefined": lambda: Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,

@@ -43,7 +43,8 @@ def test_short_circuit_is_per_lane() -> None:
     # Python would never divide on lane 0 here, so neither may we.
     np.testing.assert_array_equal(run("lane != 0 and 10 // lane > 2"), (LANE > 0) & (LANE <= 3))
     np.testing.assert_array_equal(run("lane == 0 or 10 % lane == 0"), np.isin(LANE, [0, 1, 2, 5, 10]))
-    np.testing.assert_array_equal(run("0 if lane == 0 else 31 // lane"), np.where(LANE == 0, 0, 31 // np.maximum(LANE, 1)))
+    np.testing.assert_array_equal(run("0 if lane == 0 else 31 // lane"),
+                                  np.where(LANE == 0, 0, 31 // np.maximum(LANE, 1)))
 
 
 def test_predicate_is_non_zero() -> None:
