@@ -356,3 +356,11 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
                   w.HBox([controls["log2_n"], controls["time_it"]]), message, image, table])
     box.controls = controls
     return box
+
+
+def show(fig: Figure) -> None:
+    """Display ``fig`` once in a notebook and let pyplot forget it (so no backend shows it again)."""
+    from IPython.display import display
+
+    display(fig)
+    plt.close(fig)

@@ -82,3 +82,10 @@ def test_ladder_explorer_builds_and_reacts() -> None:
     assert "reduce_v3&lt;256&gt;" in box.children[-1].value
     box.controls["log2_n"].value = 30
     assert "not measured" in box.children[-1].value
+
+
+def test_show_displays_once_and_releases_the_figure() -> None:
+    fig = F.barriers_chart(256)
+    assert plt.fignum_exists(fig.number)
+    F.show(fig)
+    assert not plt.fignum_exists(fig.number)
