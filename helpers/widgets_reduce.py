@@ -46,9 +46,10 @@ class ReduceView:
 
 
 def engine_label(backend: Optional[str] = None) -> str:
-    """"GPU <name>" or "emulator": what runs the helpers with this ``backend``."""
+    """"GPU <name>" or "the emulator": what runs the helpers with this ``backend`` (for "computed by ..." lines,
+    which tests/nbval_sanitize.cfg normalises)."""
     name = _backend.resolve(backend)
-    return f"GPU {_backend.detect().gpu_name}" if name == "cupy" else "emulator"
+    return f"GPU {_backend.detect().gpu_name}" if name == "cupy" else "the emulator"
 
 
 # ---------------------------------------------------------------- warp trees
