@@ -574,6 +574,25 @@ def format_sweep(results: dict[str, Any], sizes: Optional[Sequence[int]] = None)
     return "\n".join(lines)
 
 
+def format_tune(results: dict[str, Any], n: int) -> str:
+    """A tune run at size ``n`` as a grid: one row per version and block, one column per unroll
+    (float4 loads in flight per thread), cells in GB/s end to end; the best cell is starred."""
+    rows = [r for r in rows_for(results, n) if r["name"] in R.VERSIONS and "unroll" in r]
+    if not rows:
+        return f"{size_label(n)}: not in this tune run"
+    unrolls = sorted({r["unroll"] for r in rows})
+    best = max(rows, key=lambda r: r["gbps"])
+    head = f"{'GB/s at ' + size_label(n):<16}" + "".join(f"{'unroll ' + str(u):>11}" for u in unrolls)
+    lines = [describe(results), head, "-" * len(head)]
+    for name, block in sorted({(r["name"], r["block"]) for r in rows}, key=lambda k: (R.VERSIONS.index(k[0]), k[1])):
+        cells = ""
+        for u in unrolls:
+            r = next((r for r in rows if r["name"] == name and r["block"] == block and r["unroll"] == u), None)
+            cells += f"{'-' if r is None else format(r['gbps'], ',.0f') + ('*' if r is best else ' '):>11}"
+        lines.append(f"{name + '<' + str(block) + '>':<16}{cells}")
+    return "\n".join(lines)
+
+
 def run_or_recorded(kind: str = "ladder", **kwargs: Any) -> tuple[Optional[dict[str, Any]], str]:
     """``(results, note)``: a short live run on a usable GPU (``run_ladder`` / ``run_sweep`` with
     ``kwargs``), else the recording (note says why), else ``(None, note)``. Never raises for a

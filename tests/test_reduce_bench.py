@@ -146,3 +146,18 @@ def test_run_or_recorded_without_a_gpu(no_gpu: Path) -> None:
                                                           **fake_ladder()}))
     res, note = bench.run_or_recorded("ladder")
     assert res is not None and "recorded on Fake GPU" in note and "no GPU in use here" in note
+
+
+def test_format_tune_grid() -> None:
+    res = fake_ladder(sizes=(2**20,))
+    for r in res["rows"]:
+        if r["name"] in ("v8", "onepass"):
+            r["unroll"] = 4
+    extra = dict(bench.rows_for(res, 2**20, "v8")[0], unroll=8, total_us=0.5)
+    res["rows"].append(bench._finish_row(extra, bench.rows_for(res, 2**20, bench.COPY)[0],
+                                         bench.rows_for(res, 2**20, bench.CUPY_SUM)[0]))
+    lines = bench.format_tune(res, 2**20).splitlines()
+    assert "unroll 4" in lines[1] and "unroll 8" in lines[1]
+    v8 = next(line for line in lines if line.startswith("v8<256>"))
+    assert v8.rstrip().endswith("*") and lines[-1].startswith("onepass<256>") and lines[-1].split()[-1] == "-"
+    assert "not in this tune run" in bench.format_tune(res, 2**25)
