@@ -51,7 +51,8 @@ def lab_url(tmp_path_factory: pytest.TempPathFactory):
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         *(["--allow-root"] if os.geteuid() == 0 else [])],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -95,26 +96,34 @@ def test_offset_slider_moves_the_lanes(lab_url: str) -> None:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(lab_url)
         page.wait_for_selector(".jp-Notebook", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        # the kernel must be connected and idle before "Run All Cells" can run anything; right after
+        # the page turns idle the command is sometimes still disabled, hence the short pause
+        page.get_by_text(re.compile(r"\|\s*Idle")).first.wait_for(timeout=90_000)
+        page.wait_for_timeout(3_000)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+        # the last code cell's output: every cell has run
+        page.get_by_text("emulator trace == H200 trace").first.wait_for(state="attached", timeout=120_000)
+        # JupyterLab renders only the cells near the viewport: bring the explorer's cell into view
+        page.locator(".jp-Cell", has_text="widgets.shuffle_explorer()").first.scroll_into_view_if_needed()
         mapping = page.locator(".warplab-mapping").first
-        mapping.wait_for(timeout=90_000)
+        mapping.wait_for(timeout=60_000)
         slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="offset")).first
         handle = slider.locator(".noUi-handle, [role='slider']").first
         handle.scroll_into_view_if_needed()
-        before = _sources(mapping.inner_text())
+        before_text = mapping.inner_text()
+        before = _sources(before_text)
         start = int(slider.locator(".widget-readout").inner_text())
         handle.focus()
         page.keyboard.press("ArrowRight")
-        expect_offset = start + 1
-        page.wait_for_function(
-            "([el, old]) => el.innerText !== old", arg=[mapping.element_handle(), mapping.inner_text()],
-            timeout=15_000)
+        offset = start + 1
+        # the HTML widget replaces its .warplab-mapping element on update: query it afresh each time
+        page.wait_for_function("old => document.querySelector('.warplab-mapping').innerText !== old",
+                               arg=before_text, timeout=30_000)
         after = _sources(mapping.inner_text())
-        assert int(slider.locator(".widget-readout").inner_text()) == expect_offset
+        assert int(slider.locator(".widget-readout").inner_text()) == offset
         assert after != before
         # __shfl_down_sync over the full warp: lane l reads l + offset while that stays in the warp
-        assert after[:32 - expect_offset] == [l + expect_offset for l in range(32 - expect_offset)]
-        assert after[32 - expect_offset:] == list(range(32 - expect_offset, 32))
+        assert after[:32 - offset] == [l + offset for l in range(32 - offset)]
+        assert after[32 - offset:] == list(range(32 - offset, 32))
         browser.close()
