@@ -70,7 +70,7 @@ def _layout(trace: Any) -> tuple[int, int]:
 
 
 def _phase_height(n_warps: int, slot_rows: int) -> float:
-    return 1.6 + 0.42 * (n_warps + slot_rows) + 0.5
+    return 1.9 + 0.42 * (n_warps + slot_rows) + 0.5
 
 
 def _warp_y(w: int) -> float:
@@ -93,7 +93,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
     n_warps, slot_rows = _layout(trace)
     p = trace.phases[phase]
     n = trace.block[0] * trace.block[1]
-    ax = fig.add_axes((0.075, 0.12, 0.92, 0.78))
+    ax = fig.add_axes((0.075, 0.12, 0.92, 0.74))
     exists = np.zeros(n_warps * LANES, bool)
     exists[:n] = True
     held = np.zeros(n_warps * LANES, dtype=p.held.dtype)
@@ -146,7 +146,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
                       "of the block arrives", fontsize=7.5, color=style.VERMILION, zorder=6)
     ax.set_ylim(bottom, top)
     last = len(trace.phases) - 1
-    ax.set_title(f"{trace.title} — phase {phase} of {last} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}",
+    ax.set_title(f"{trace.title}\nphase {phase} of {last} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}",
                  fontsize=8.5)
     keys = [Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="thread's register"),
             Patch(facecolor=SHARED_FILL, edgecolor=style.BLACK, linewidth=0.6, label="shared slot"),
@@ -154,7 +154,9 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
     if (~exists).any():
         keys.append(Patch(facecolor=style.INACTIVE, edgecolor=style.BLACK, linewidth=0.6, label="lane does not exist"))
     if 0 < len(drawn) <= MAX_ARROWS:
-        keys += [Patch(color=style.ARROW, label="store ↓"), Patch(color=style.PURPLE, label="load ↑")]
+        keys += [Patch(color=c, label=lbl) for c, lbl, k in ((style.ARROW, "store ↓", "store"),
+                                                             (style.PURPLE, "load ↑", "load"))
+                 if any(kind == k for _, _, kind in drawn)]
     elif len(drawn) > MAX_ARROWS:
         n_st, n_ld = len(p.stores), len(p.loads)
         figures._text(ax, LANES / 2 - 0.5, bottom + 0.2, f"{n_st} stores, {n_ld} loads in this phase "
