@@ -554,7 +554,8 @@ def animation_html(anim: FuncAnimation) -> str:
 def trace_table(trace: Any, *, warp: int = 0, fmt: Fmt = None, lanes_per_block: int = 16) -> str:
     """A plain-text table of ``trace``: one row per step (its label), one column per lane.
 
-    Held values after each step; ``undef`` where undefined (see :func:`held_defined`). Lanes are
+    Held values after each step; ``undef`` where undefined (see :func:`held_defined`), ``-`` for a
+    lane that is inactive at that step (it takes no part, so its stale register is not shown). Lanes are
     split into blocks of ``lanes_per_block`` to keep lines short. Deterministic: nothing about the
     engine that produced the trace is printed.
     """
@@ -562,6 +563,7 @@ def trace_table(trace: Any, *, warp: int = 0, fmt: Fmt = None, lanes_per_block: 
     hdef = held_defined(trace)
     rows = [("lane", [str(l) for l in LANE])]
     for k in range(trace.n_steps):
-        cells = [format_value(v, fmt, 6) if d else UNDEF_TEXT for v, d in zip(trace.held[k, warp], hdef[k, warp])]
+        cells = [("-" if not a else format_value(v, fmt, 6) if d else UNDEF_TEXT)
+                 for v, d, a in zip(trace.held[k, warp], hdef[k, warp], trace.active[k, warp])]
         rows.append((f"{k} {trace.labels[k]}", cells))
     return lane_blocks(rows, lanes_per_block)

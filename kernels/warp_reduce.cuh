@@ -19,16 +19,16 @@ namespace warplab {
 // PyTorch's WarpReduceSum: five __shfl_down_sync steps; lane 0 ends with the sum of all 32.
 template <typename T>
 __device__ __forceinline__ T WarpReduceSum(T val) {
-    const int lane = threadIdx.x % kWarpSize;
-    WARPLAB_TRACE_STEP(0, val, val, lane);
+    WARPLAB_TRACE_STEP(0, val, val, static_cast<int>(threadIdx.x % kWarpSize));
     int step = 1;
 #pragma unroll
     for (int offset = kWarpSize / 2; offset > 0; offset /= 2, ++step) {
         const T other = __shfl_down_sync(kFullMask, val, offset, kWarpSize);
         WARPLAB_TRACE_STEP(step, val + other, other,
-                           __shfl_down_sync(kFullMask, lane, offset, kWarpSize));
+                           __shfl_down_sync(kFullMask, static_cast<int>(threadIdx.x % kWarpSize), offset, kWarpSize));
         val += other;
     }
+    (void)step;  // read only by the trace
     return val;
 }
 // [end:warp_reduce_sum]
