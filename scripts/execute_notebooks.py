@@ -4,7 +4,8 @@
 
 Runs each notebook top to bottom in a fresh kernel (with the emulator unless WARPLAB_BACKEND says
 otherwise), then keeps the files lean: outputs of cells marked ``# NBVAL_IGNORE_OUTPUT`` (animations,
-timings) are dropped, since nbval does not compare them, and widget state is not stored.
+timings) are dropped, since nbval does not compare them; widget state and execution timestamps are
+not stored.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def execute(path: Path) -> float:
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     elapsed = time.perf_counter() - t
     for cell in nb.cells:
+        cell.metadata.pop("execution", None)  # timestamps: noise in every diff
         if cell.cell_type == "code" and "NBVAL_IGNORE_OUTPUT" in cell.source:
             cell.outputs = []
     nb.metadata.pop("widgets", None)
