@@ -22,7 +22,7 @@ for s in $STEPS; do
       step record "exit ${PIPESTATUS[0]}" ;;
     notebooks)
       if [ -d /tmp/site ]; then
-        timeout 400 python3 -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks \
+        timeout 240 python3 -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks \
           -p no:cacheprovider 2>&1 | tee "$OUT/notebooks.log" | tail -15
         step notebooks "nbval exit ${PIPESTATUS[0]}"
       else
