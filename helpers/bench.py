@@ -146,7 +146,6 @@ def _baselines(x: Any, n: int, n_repeat: int, n_warmup: int) -> tuple[dict[str, 
     dst = cupy.empty_like(x)
     copy_us = measure_us(lambda: dst.data.copy_from_device_async(x.data, x.nbytes), n_repeat, n_warmup)
     sum_us = measure_us(lambda: cupy.sum(x), n_repeat, n_warmup)
-    del dst
     copy_row = {"name": COPY, "n": n, "total_us": copy_us, "gbps": 8 * n / copy_us / 1e3,
                 "bytes": 8 * n, "launches": 1}
     sum_row = {"name": CUPY_SUM, "n": n, "total_us": sum_us, "gbps": 4 * n / sum_us / 1e3,

@@ -240,8 +240,8 @@ def message_html(message: Optional[str]) -> str:
 
 
 def table_html(table: str) -> str:
-    """The plain-text table in a ``<pre class="warplab-table">`` (escaped)."""
-    return f'<pre class="warplab-table" style="font-size:11px;line-height:1.25">{html.escape(table)}</pre>'
+    """The plain-text table in a ``<pre class="warplab-table">`` (escaped); nothing for no table."""
+    return f'<pre class="warplab-table" style="font-size:11px;line-height:1.25">{html.escape(table)}</pre>' if table else ""
 
 
 # ---------------------------------------------------------------- builders

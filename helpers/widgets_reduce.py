@@ -9,7 +9,6 @@ values, so notebook outputs are the same on the GPU and on the emulator.
 """
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -17,7 +16,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import backend as _backend
-from . import figures, style
+from . import figures
+from .widgets import message_html, table_html
 from .block_reduce import MAX_THREADS, block_reduce
 from .warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, _ulps_apart,
                           warp_reduce, warp_reduce_trace)
@@ -296,17 +296,6 @@ def per_group_line(r: Any) -> str:
 
 
 # ---------------------------------------------------------------- ipywidgets wiring
-
-
-def message_html(message: Optional[str]) -> str:
-    if not message:
-        return ""
-    return (f'<div class="warplab-error" style="color:{style.VERMILION};border:1px solid {style.VERMILION};'
-            f'padding:6px;border-radius:4px">{html.escape(message)}</div>')
-
-
-def table_html(table: str) -> str:
-    return f'<pre class="warplab-table" style="font-size:11px;line-height:1.25">{html.escape(table)}</pre>' if table else ""
 
 
 def _wire(controls: dict[str, Any], rows: tuple[tuple[str, ...], ...], render: Callable[..., ReduceView],
