@@ -2,8 +2,9 @@
 
     python scripts/bench_emulator.py
 
-Targets (issue: foundation): one emulated shuffle on 1 warp < 1 ms, on 1024 warps < 20 ms;
-``import helpers`` < 1 s on a machine without a GPU. Prints medians of repeated runs.
+Targets: one emulated shuffle on 1 warp < 1 ms, on 1024 warps < 20 ms; ``import helpers`` < 1 s on
+a machine without a GPU; a widget update (the pure view function, figure and PNG included) < 200 ms
+on the emulator. Prints medians of repeated runs.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import warp  # noqa: E402
+from helpers import figures, warp, widgets, widgets_reduce  # noqa: E402
 
 
 def median_ms(fn, repeat: int = 50) -> float:
@@ -41,6 +42,18 @@ def main() -> None:
                          ("ballot", lambda: warp.ballot(v > 0.5, backend="emulator"))):
             ms = median_ms(fn)
             print(f"{name:10s} {n_warps:5d} warp(s): {ms:7.3f} ms  (target < {target} ms) {'ok' if ms < target else 'SLOW'}")
+    views = {
+        "shuffle_view": lambda: widgets.shuffle_view("down", offset=5, width=8, backend="emulator"),
+        "ballot_view": lambda: widgets.ballot_view("custom expression", backend="emulator"),
+        "warp_tree_view": lambda: widgets_reduce.warp_tree_view("max", 16, n_valid=12, backend="emulator"),
+        "block_view": lambda: widgets_reduce.block_view(96, 2, backend="emulator"),
+    }
+    for name, fn in views.items():
+        def update(fn=fn) -> None:  # what a slider move costs: the view, then its PNG
+            view = fn()
+            figures.figure_png(view.figure)
+        ms = median_ms(update, repeat=10)
+        print(f"{name:14s} widget update: {ms:6.1f} ms  (target < 200 ms) {'ok' if ms < 200 else 'SLOW'}")
     code = "import time; t = time.perf_counter(); import helpers.warp, helpers.trace; print(time.perf_counter() - t)"
     runs = [float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True).stdout)
             for _ in range(5)]
