@@ -4,6 +4,7 @@ Writes, stamped with GPU, driver and CuPy versions:
 
 * ``data/warp_intrinsics.json``  every case of :func:`helpers.cases.fixed_cases`, run on the GPU
 * ``data/warp_reduce_sum_trace.json``  WarpReduceSum traced by the instrumented kernel
+* ``data/exited_reads.json``  what the hardware returned for shuffle reads of exited lanes (undefined)
 
 and then every other recorder the series registers (:data:`RECORDERS`). CI, with no GPU, checks that
 the emulator reproduces each of these files (tests/test_recorded.py and the per-topic tests).
@@ -34,6 +35,53 @@ def trace_inputs() -> dict[str, np.ndarray]:
     }
 
 
+def exited_read_inputs(n_warps: int = 4096, seed: int = 11) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, active, delta per warp) for the exited-lane experiment: full mask, about one lane in
+    five exited, every value distinct (warp * 32 + lane) so a read can be traced to its origin."""
+    rng = np.random.default_rng(seed)
+    values = np.arange(n_warps * 32, dtype=np.int32).reshape(n_warps, 32)
+    active = rng.random((n_warps, 32)) >= 0.2
+    deltas = rng.integers(1, 17, n_warps)
+    return values, active, deltas
+
+
+def classify_exited_reads(values: np.ndarray, active: np.ndarray, deltas: np.ndarray,
+                          got: np.ndarray) -> dict[str, int]:
+    """Count what the hardware returned to active lanes whose ``shfl_down`` source lane had exited:
+    the caller's own value, the exited lane's value, another lane's value, or none of these."""
+    lane = np.arange(32)
+    src = lane[None, :] + deltas[:, None]
+    in_range = src < 32
+    src_c = np.minimum(src, 31)
+    reads = active & in_range & ~np.take_along_axis(active, src_c, axis=1)
+    own = got == values
+    exited_value = got == np.take_along_axis(values, src_c, axis=1)
+    row_values = [set(r.tolist()) for r in values]
+    other = np.array([[g in row_values[w] for g in got[w]] for w in range(got.shape[0])]) & ~own & ~exited_value
+    return {"reads": int(reads.sum()), "caller_own_value": int((reads & own).sum()),
+            "exited_lane_value": int((reads & exited_value).sum()),
+            "another_lane_value": int((reads & other).sum()),
+            "none_of_these": int((reads & ~own & ~exited_value & ~other).sum())}
+
+
+def record_exited_reads() -> list:
+    """On the GPU: shfl_down with a full mask whose source lane has exited (undefined), measured."""
+    from . import warp_cupy
+
+    values, active, deltas = exited_read_inputs()
+    counts: dict[str, int] = {}
+    for d in np.unique(deltas):  # one launch per delta, over the warps that use it
+        rows = deltas == d
+        operand = np.full(values[rows].shape, int(d))
+        mask = np.full(int(rows.sum()), 0xFFFFFFFF, np.uint32)
+        got, _ = warp_cupy.shuffle_raw("down", values[rows], operand, 32, mask, active[rows])
+        for k, v in classify_exited_reads(values[rows], active[rows], deltas[rows], got).items():
+            counts[k] = counts.get(k, 0) + v
+    return [data.write("exited_reads", {"experiment": "shfl_down, full mask, width 32, ~20% of lanes exited, "
+                                                      "delta 1..16, 4096 warps, int32 values all distinct",
+                                        "counts": counts}, backend.stamp())]
+
+
 def record_intrinsics() -> list:
     stamp = backend.stamp()
     fixed = cases.fixed_cases()
@@ -57,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"helpers.record needs a CUDA GPU and found none: {d.reason}.", file=sys.stderr)
         return 2
     print(backend.report("cupy"), file=sys.stderr)
-    written = record_intrinsics()
+    written = record_intrinsics() + record_exited_reads()
     if not args.only_core:
         for name in RECORDERS:
             try:

@@ -47,10 +47,11 @@ def _common(mask: np.ndarray, active: np.ndarray):
     return cupy.asarray(mask.astype(np.uint32)), cupy.asarray(active.astype(np.uint8))
 
 
-def shuffle(mode: str, values: np.ndarray, operand: np.ndarray, width: int, mask: np.ndarray,
-            active: np.ndarray, verdict: ShuffleResult) -> ShuffleResult:
-    """Run the shuffle on the GPU. ``verdict`` is the emulator's result for the same call: its
-    ``defined`` flags, and its nominal source lanes where the hardware's read is undefined."""
+def shuffle_raw(mode: str, values: np.ndarray, operand: np.ndarray, width: int, mask: np.ndarray,
+                active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the hardware returned, undefined reads included: (values, src_lane), -1/0 for lanes
+    that did not call. Only for *measuring* undefined behaviour (helpers.record); never show these
+    values as results."""
     import cupy
 
     n_warps = values.shape[0]
@@ -61,7 +62,14 @@ def shuffle(mode: str, values: np.ndarray, operand: np.ndarray, width: int, mask
     d_src = cupy.full(values.shape, -1, dtype=np.int32)
     expr = f"shuffle_kernel<{_CTYPES[values.dtype.name]}, {_MODES[mode]}>"
     _launch(expr, n_warps, (d_in, d_arg, d_mask, d_active, np.int32(width), np.int32(n_warps), d_out, d_src))
-    got, src = cupy.asnumpy(d_out), cupy.asnumpy(d_src)
+    return cupy.asnumpy(d_out), cupy.asnumpy(d_src)
+
+
+def shuffle(mode: str, values: np.ndarray, operand: np.ndarray, width: int, mask: np.ndarray,
+            active: np.ndarray, verdict: ShuffleResult) -> ShuffleResult:
+    """Run the shuffle on the GPU. ``verdict`` is the emulator's result for the same call: its
+    ``defined`` flags, and its nominal source lanes where the hardware's read is undefined."""
+    got, src = shuffle_raw(mode, values, operand, width, mask, active)
     defined = verdict.defined
     return ShuffleResult(
         values=np.where(defined, got, np.zeros((), values.dtype)),

@@ -46,3 +46,26 @@ def test_emulator_reproduces_recorded_traces() -> None:
     for name, v in trace_inputs().items():
         hw = Trace.from_dict(rec["traces"][name])
         assert warp_reduce_sum_trace(v, backend="emulator").same_as(hw), name
+
+
+def test_exited_reads_are_flagged_undefined() -> None:
+    from helpers import warp
+    from helpers.record import classify_exited_reads, exited_read_inputs
+
+    values, active, deltas = exited_read_inputs(n_warps=64)
+    n = 0
+    for w in range(64):
+        r = warp.shfl_down(values[w], int(deltas[w]), active=active[w], backend="emulator")
+        src = np.arange(32) + deltas[w]
+        reads = active[w] & (src < 32) & ~active[w][np.minimum(src, 31)]
+        assert not r.defined[reads].any()
+        n += int(reads.sum())
+    # a pretend hardware that returned the caller's own value everywhere
+    counts = classify_exited_reads(values, active, deltas, values.copy())
+    assert counts["reads"] == n == counts["caller_own_value"]
+
+
+def test_recorded_exited_reads_add_up() -> None:
+    rec = _needs("exited_reads")["counts"]
+    assert rec["reads"] > 1000
+    assert sum(v for k, v in rec.items() if k != "reads") == rec["reads"]
