@@ -592,6 +592,124 @@ def format_tune(results: dict[str, Any], n: int) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------
+# Measured numbers for prose (05, 06): every figure a notebook's text relies on is printed from the
+# run by one of these, with its source, so that the text itself can stay qualitative.
+
+def _source(results: dict[str, Any]) -> str:
+    return results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
+
+
+def _time_row(results: dict[str, Any], n: int, name: str) -> dict[str, Any]:
+    """The row whose time stands for ``name`` at ``n``: a version at the run's block size, the seed
+    (first pass only), cupy.sum or copy. ValueError when the run has no such row."""
+    block = results.get("block", R.DEFAULT_BLOCK) if name in R.VERSIONS else None
+    row = _one(results, n, name, block)
+    if row is None or not isinstance(row.get("total_us", row.get("first_pass_us")), (int, float)):
+        names = sorted({r["name"] for r in results["rows"] if r["n"] == n})
+        raise ValueError(f"name must be one of the rows at n={size_label(n)} ({', '.join(names) or 'none'}); "
+                         f"got {name!r}")
+    return row
+
+
+def time_us(results: dict[str, Any], name: str, n: int) -> float:
+    """End-to-end microseconds of ``name`` at size ``n`` (the seed kernel: its first pass only)."""
+    row = _time_row(results, n, name)
+    return float(row.get("total_us", row.get("first_pass_us")))
+
+
+def speedup(results: dict[str, Any], before: str, after: str, n: int) -> float:
+    """Time of ``before`` / time of ``after`` at size ``n``, end to end, from one run (> 1: ``after``
+    is faster). Names are versions (at the run's block size), ``cupy.sum``, ``copy`` or the seed."""
+    return time_us(results, before, n) / time_us(results, after, n)
+
+
+def _ratios(results: dict[str, Any], before: str, after: str, sizes: Sequence[int]) -> str:
+    if not sizes:
+        raise ValueError("sizes must name at least one size of the run; got none")
+    return ", ".join(f"×{speedup(results, before, after, n):.2f} at {size_label(n)}" for n in sizes)
+
+
+def format_effect(results: dict[str, Any], before: str, after: str,
+                  sizes: Sequence[int] = (2**25, 2**28)) -> str:
+    """The measured effect of the step ``before`` → ``after``, one line:
+    ``v4 → v5: ×1.02 at 2^25, ×1.03 at 2^28 (end to end; recorded on …)``."""
+    return f"{before} → {after}: {_ratios(results, before, after, sizes)} (end to end; {_source(results)})"
+
+
+def format_versus(results: dict[str, Any], name: str, base: str = CUPY_SUM,
+                  sizes: Sequence[int] = (2**25, 2**28)) -> str:
+    """``name`` against ``base`` (time of base / time of name: > 1 means ``name`` is faster), one line:
+    ``v4 against cupy.sum: ×0.76 at 2^25, ×0.56 at 2^28 (> 1: v4 faster; recorded on …)``."""
+    return f"{name} against {base}: {_ratios(results, base, name, sizes)} (> 1: {name} faster; {_source(results)})"
+
+
+def format_bandwidth(results: dict[str, Any], n: int, names: Sequence[str]) -> str:
+    """GB/s of ``names`` at size ``n`` in TB/s, one line (copy: read + write bytes; others: bytes read)."""
+    parts = []
+    for name in names:
+        row = _time_row(results, n, name)
+        gbps = row.get("gbps", row.get("first_pass_gbps"))
+        parts.append(f"{name} {gbps / 1e3:.2f} TB/s{' (read + write)' if name == COPY else ''}")
+    return f"{size_label(n)}: {', '.join(parts)} ({_source(results)})"
+
+
+def _range(values: Sequence[float], fmt: str) -> str:
+    lo, hi = min(values), max(values)
+    return format(lo, fmt) if format(lo, fmt) == format(hi, fmt) else f"{lo:{fmt}}–{hi:{fmt}}"
+
+
+def format_span(results: dict[str, Any], sizes: Sequence[int]) -> str:
+    """A range of sizes of a sweep in two lines: the best kernel's time, GB/s and time per doubling
+    of n; cupy.sum's and the copy's; and the best's speed-up over cupy.sum (each as min–max)."""
+    sizes = sorted(sizes)
+    best = [best_kernel(results, n) for n in sizes]
+    if not sizes or not all(best):
+        run = ", ".join(map(size_label, results.get("sizes", [])))
+        raise ValueError(f"sizes must all be sizes of the run ({run}); "
+                         f"got {', '.join(map(size_label, sizes)) or 'none'}")
+    names = ", ".join(dict.fromkeys(b["name"] for b in best))
+    times = [b["total_us"] for b in best]
+    growth = [t1 / t0 for t0, t1 in zip(times, times[1:])]
+    sums, copies = ([_time_row(results, n, k) for n in sizes] for k in (CUPY_SUM, COPY))
+    head = (f"{size_label(sizes[0])} .. {size_label(sizes[-1])}: best ({names}) {_range(times, '.1f')} µs, "
+            f"{_range([b['gbps'] for b in best], ',.0f')} GB/s"
+            + (f", time ×{_range(growth, '.2f')} per doubling of n" if growth else ""))
+    tail = (f"  cupy.sum {_range([r['total_us'] for r in sums], '.1f')} µs, "
+            f"{_range([r['gbps'] for r in sums], ',.0f')} GB/s; "
+            f"copy {_range([r['gbps'] for r in copies], ',.0f')} GB/s; "
+            f"best ×{_range([b['vs_cupy_sum'] for b in best], '.2f')} cupy.sum")
+    return f"{head}\n{tail}"
+
+
+def crossover(results: dict[str, Any], a: str, b: str) -> Optional[int]:
+    """The smallest size of the run from which ``a`` takes less time than ``b`` at that size and at
+    every larger one (None if ``a`` is not faster at the largest size)."""
+    found = None
+    for n in sorted(results.get("sizes", []), reverse=True):
+        if time_us(results, a, n) >= time_us(results, b, n):
+            break
+        found = n
+    return found
+
+
+def format_crossover(results: dict[str, Any], a: str, b: str) -> str:
+    """Where ``a`` starts to take less time than ``b`` for good, with the times on either side."""
+    n = crossover(results, a, b)
+    if n is None:
+        return f"{a} never takes less time than {b} at the largest size of this run ({_source(results)})"
+    here = f"{size_label(n)}: {time_us(results, a, n):.1f} µs against {time_us(results, b, n):.1f} µs"
+    below = [m for m in results["sizes"] if m < n]
+    before = (f"; {size_label(max(below))}: {time_us(results, a, max(below)):.1f} µs against "
+              f"{time_us(results, b, max(below)):.1f} µs" if below else "")
+    return f"{a} takes less time than {b} from {size_label(n)} on ({here}{before}; {_source(results)})"
+
+
+def format_timing(results: dict[str, Any]) -> str:
+    """How a run timed each measurement: ``ladder: median of 50 timed runs after 10 warm-ups``."""
+    return f"{results['kind']}: median of {results['n_repeat']} timed runs after {results['n_warmup']} warm-ups"
+
+
 def run_or_recorded(kind: str = "ladder", **kwargs: Any) -> tuple[Optional[dict[str, Any]], str]:
     """``(results, note)``: a short live run on a usable GPU (``run_ladder`` / ``run_sweep`` with
     ``kwargs``), else the recording (note says why), else ``(None, note)``. Never raises for a

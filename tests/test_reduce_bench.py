@@ -161,3 +161,44 @@ def test_format_tune_grid() -> None:
     v8 = next(line for line in lines if line.startswith("v8<256>"))
     assert v8.rstrip().endswith("*") and lines[-1].startswith("onepass<256>") and lines[-1].split()[-1] == "-"
     assert "not in this tune run" in bench.format_tune(res, 2**25)
+
+
+def test_measured_numbers_for_prose() -> None:
+    res = fake_ladder()
+    assert bench.speedup(res, "v4", "v5", 2**25) == pytest.approx(6 / 5)
+    assert bench.time_us(res, bench.SEED, 2**25) == pytest.approx(6.0 * 32)  # first pass only
+    assert bench.format_effect(res, "v4", "v5") == \
+        "v4 → v5: ×1.20 at 2^25, ×1.20 at 2^28 (end to end; live on Fake GPU)"
+    res["source"] = "recorded on Fake GPU"
+    assert bench.format_effect(res, "v0", "v1", (2**20,)).endswith("×1.11 at 2^20 (end to end; recorded on Fake GPU)")
+    assert bench.format_versus(res, "onepass", sizes=(2**28,)) == \
+        "onepass against cupy.sum: ×2.22 at 2^28 (> 1: onepass faster; recorded on Fake GPU)"
+    assert bench.format_bandwidth(res, 2**20, ("onepass", bench.COPY)) == \
+        (f"2^20: onepass {4 * 2**20 / 0.9 / 1e6:.2f} TB/s, copy {8 * 2**20 / 3.0 / 1e6:.2f} TB/s (read + write) "
+         "(recorded on Fake GPU)")
+    with pytest.raises(ValueError, match=r"name must be one of the rows at n=2\^25 .*got 'v9'"):
+        bench.speedup(res, "v4", "v9", 2**25)
+    with pytest.raises(ValueError, match=r"n=2\^21 \(none\)"):
+        bench.format_effect(res, "v4", "v5", (2**21,))
+    with pytest.raises(ValueError, match="sizes must name at least one size"):
+        bench.format_effect(res, "v4", "v5", ())
+
+
+def test_span_crossover_and_timing() -> None:
+    res = fake_ladder(sizes=(2**20, 2**21, 2**22))
+    span = bench.format_span(res, [2**21, 2**20]).splitlines()
+    assert span[0].startswith("2^20 .. 2^21: best (onepass) 0.9–1.8 µs")
+    assert "time ×2.00 per doubling of n" in span[0]
+    assert span[1].strip().startswith("cupy.sum 2.0–4.0 µs") and span[1].endswith("best ×2.22 cupy.sum")
+    with pytest.raises(ValueError, match=r"sizes must all be sizes of the run \(2\^20, 2\^21, 2\^22\); got 2\^25"):
+        bench.format_span(res, [2**25])
+    assert bench.crossover(res, bench.CUPY_SUM, bench.COPY) == 2**20      # faster everywhere
+    bench.rows_for(res, 2**21, bench.COPY)[0]["total_us"] = 1.0            # the copy wins at 2^21
+    assert bench.crossover(res, bench.CUPY_SUM, bench.COPY) == 2**22
+    line = bench.format_crossover(res, bench.CUPY_SUM, bench.COPY)
+    assert line.startswith("cupy.sum takes less time than copy from 2^22 on (2^22: 8.0 µs against 12.0 µs; "
+                           "2^21: 4.0 µs against 1.0 µs; live on Fake GPU")
+    assert bench.crossover(res, "v0", bench.CUPY_SUM) is None
+    assert "never takes less time" in bench.format_crossover(res, "v0", bench.CUPY_SUM)
+    res.update(n_repeat=50, n_warmup=10)
+    assert bench.format_timing(res) == "ladder: median of 50 timed runs after 10 warm-ups"
