@@ -20,6 +20,18 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _merge_streams(outputs: list) -> list:
+    """Join consecutive stdout (or stderr) chunks: how the kernel splits a stream is timing, not content."""
+    merged: list = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if out.output_type == "stream" and prev is not None and prev.output_type == "stream" and prev.name == out.name:
+            prev.text += out.text
+        else:
+            merged.append(out)
+    return merged
+
+
 def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     t = time.perf_counter()
@@ -29,6 +41,8 @@ def execute(path: Path) -> float:
         cell.metadata.pop("execution", None)  # timestamps: noise in every diff
         if cell.cell_type == "code" and "NBVAL_IGNORE_OUTPUT" in cell.source:
             cell.outputs = []
+        if cell.cell_type == "code":
+            cell.outputs = _merge_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
     return elapsed
