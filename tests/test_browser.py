@@ -85,6 +85,7 @@ def _sources(text: str) -> list[int]:
 def test_offset_slider_moves_the_lanes(lab_url: str) -> None:
     executable = _chromium()
     try:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
         from playwright.sync_api import sync_playwright
     except ImportError:
         _missing("Playwright for Python")
@@ -99,11 +100,16 @@ def test_offset_slider_moves_the_lanes(lab_url: str) -> None:
         # the kernel must be connected and idle before "Run All Cells" can run anything; right after
         # the page turns idle the command is sometimes still disabled, hence the short pause
         page.get_by_text(re.compile(r"\|\s*Idle")).first.wait_for(timeout=90_000)
-        page.wait_for_timeout(3_000)
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
-        # the last code cell's output: every cell has run
-        page.get_by_text("emulator trace == H200 trace").first.wait_for(state="attached", timeout=120_000)
+        for attempt in range(3):  # a click that lands before the command is enabled does nothing: retry
+            page.wait_for_timeout(3_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+            try:  # the last code cell's output: every cell has run
+                page.get_by_text("emulator trace == H200 trace").first.wait_for(state="attached", timeout=60_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         # JupyterLab renders only the cells near the viewport: bring the explorer's cell into view
         page.locator(".jp-Cell", has_text="widgets.shuffle_explorer()").first.scroll_into_view_if_needed()
         mapping = page.locator(".warplab-mapping").first
