@@ -57,8 +57,10 @@ LANES = params.LANES
 FULL = params.FULL_MASK
 
 BLOCK_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
-    "block_reduce": tuple(e for k in ("block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce")
-                          for e in _op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
+    "block_reduce": (*(e for k in ("block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce")
+                       for e in _op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
+                     *_op_exprs("back_to_back_kernel<{t}, {op}, true>"),
+                     *_op_exprs("back_to_back_kernel<{t}, {op}, false>")),
     "seed_block_reduce": SEED_KERNELS,
 }
 
@@ -649,6 +651,25 @@ class BackToBack:
     trace: BlockTrace
 
 
+def back_to_back_gpu(first: Any, second: Any, block: Optional[tuple[int, int]] = None, op: str = "sum",
+                     barrier: bool = True) -> tuple[Any, Any]:
+    """Run the two BlockReduce calls of :func:`back_to_back` on the GPU; thread 0's (first, second).
+
+    Without the barrier the first value is undefined even when it happens to be right: use this only
+    to give compute-sanitizer something to watch (helpers.block_reduce_target)."""
+    import cupy
+
+    a, blk = _check_block(first, block)
+    b_vals, _ = _check_block(second, blk)
+    check_op(op, a.dtype)
+    expr = f"back_to_back_kernel<{_CTYPES[a.dtype.name]}, {cpp_op(op, a.dtype)}, {'true' if barrier else 'false'}>"
+    d_out = cupy.zeros(2 * a.size, a.dtype)
+    fn = kernels.module("block_reduce", BLOCK_REDUCE_KERNELS["block_reduce"]).get_function(expr)
+    fn((1,), blk, (cupy.asarray(a.reshape(-1)), cupy.asarray(b_vals.reshape(-1)), d_out))
+    out = cupy.asnumpy(d_out)
+    return out[0], out[1]
+
+
 def back_to_back(first: Any, second: Any, block: Optional[tuple[int, int]] = None, op: str = "sum",
                  barrier: bool = True) -> BackToBack:
     """Model ``r1 = BlockReduce(a); [__syncthreads();] r2 = BlockReduce(b);`` with one storage struct.
@@ -656,8 +677,9 @@ def back_to_back(first: Any, second: Any, block: Optional[tuple[int, int]] = Non
     Without the barrier, a fast warp's lane 0 of the second call may overwrite ``warp_aggregates[w]``
     while warp 0 of the first call is still reading it: a write-after-read race, so the first result is
     undefined. This is why the seed's BlockReduceSum starts with ``__syncthreads()`` (and why
-    block_reduce.cuh asks its caller for one before reusing the storage). Emulator only: a single GPU
-    run cannot show a race, only compute-sanitizer can.
+    block_reduce.cuh asks its caller for one before reusing the storage). This is the model; on a GPU,
+    :func:`back_to_back_gpu` runs ``kernels/block_reduce.cu``'s back_to_back_kernel, and one run cannot
+    show a race: compute-sanitizer racecheck can (recorded in ``data/sanitizer_block.json``).
     """
     a, blk = _check_block(first, block)
     b_vals, _ = _check_block(second, blk)

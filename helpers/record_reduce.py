@@ -98,12 +98,15 @@ def block_cases() -> list[dict[str, Any]]:
 # (target kernel, x, y): every corrected kernel on an awkward shape, and the seed's racy BlockYReduce.
 SANITIZER_RUNS: tuple[tuple[str, int, int], ...] = (
     ("sum", 100, 3), ("all", 48, 1), ("x", 48, 3), ("y", 5, 7), ("y", 32, 3), ("seed_y", 32, 3),
+    ("b2b", 128, 1), ("b2b_nobarrier", 128, 1),
 )
+# The runs racecheck must report: the seed's BlockYReduce, and two BlockReduce calls with no barrier between.
+RACY: tuple[str, ...] = ("seed_y", "b2b_nobarrier")
 
 
 def expected_outcome(kernel: str, tool: str) -> str:
-    """"reported" for the seed's BlockYReduce under racecheck (its race), "clean" for every other run."""
-    return "reported" if (kernel, tool) == ("seed_y", "racecheck") else "clean"
+    """"reported" for the :data:`RACY` kernels under racecheck, "clean" for every other run."""
+    return "reported" if kernel in RACY and tool == "racecheck" else "clean"
 
 
 def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exit_code: Optional[int]) -> dict[str, Any]:

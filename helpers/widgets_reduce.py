@@ -251,14 +251,17 @@ def _block_figure(block: tuple[int, int], results: list, label: str) -> Figure:
     return figures_block.block_grid_figure(block, results, source_label=label, show_tid=False)
 
 
-def sanitizer_table(recording: dict[str, Any]) -> str:
-    """``data/sanitizer_block.json`` as a table: tool, kernel, block, errors, warnings, hazards, outcome."""
+def sanitizer_table(recording: dict[str, Any], kernels: Optional[tuple[str, ...]] = None) -> str:
+    """``data/sanitizer_block.json`` as a table: tool, kernel, block, errors, warnings, hazards, outcome
+    (only the runs of ``kernels``, when given)."""
     names = {"sum": "BlockReduce", "all": "BlockAllReduce", "x": "BlockXReduce", "y": "BlockYReduce",
-             "seed_y": "seed BlockYReduce"}
-    lines = [f"{'tool':<10} {'kernel':<17} {'block':<9} {'errors':>6} {'warnings':>8} {'hazards':>7}  outcome"]
+             "seed_y": "seed BlockYReduce", "b2b": "BlockReduce x2, barrier", "b2b_nobarrier": "BlockReduce x2, none"}
+    lines = [f"{'tool':<10} {'kernel':<23} {'block':<9} {'errors':>6} {'warnings':>8} {'hazards':>7}  outcome"]
     for r in recording["runs"]:
+        if kernels is not None and r["kernel"] not in kernels:
+            continue
         blk = f"({r['block'][0]}, {r['block'][1]})"
-        lines.append(f"{r['tool']:<10} {names.get(r['kernel'], r['kernel']):<17} {blk:<9} {r['errors']:>6} "
+        lines.append(f"{r['tool']:<10} {names.get(r['kernel'], r['kernel']):<23} {blk:<9} {r['errors']:>6} "
                      f"{r['warnings']:>8} {r['hazards']:>7}  {r['outcome']}")
     return "\n".join(lines)
 

@@ -42,3 +42,21 @@ __global__ void block_y_reduce_kernel(const T* in, T* out) {
     const int i = blockIdx.x * warplab::block_threads() + warplab::block_tid();
     out[i] = warplab::BlockYReduce(in[i], Op(), storage);
 }
+
+// [anchor:back_to_back_kernel]
+// Two BlockReduce calls on one storage struct, with or without a __syncthreads() between them:
+// out[2i] = the first call's return value, out[2i + 1] = the second's (thread 0 holds both results).
+// Without the barrier, warp w (w >= 1) can reach the second call and overwrite
+// warp_aggregates[w] while warp 0 is still reading it for the first call: a write-after-read race,
+// which compute-sanitizer racecheck reports whatever the timing of one run.
+template <typename T, typename Op, bool Barrier>
+__global__ void back_to_back_kernel(const T* first, const T* second, T* out) {
+    __shared__ warplab::BlockReduceStorage<T> storage;
+    const int i = blockIdx.x * warplab::block_threads() + warplab::block_tid();
+    const T a = warplab::BlockReduce(first[i], Op(), storage);
+    if (Barrier) __syncthreads();
+    const T b = warplab::BlockReduce(second[i], Op(), storage);
+    out[2 * i] = a;
+    out[2 * i + 1] = b;
+}
+// [end:back_to_back_kernel]

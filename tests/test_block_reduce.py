@@ -184,13 +184,20 @@ def test_sanitizer_runs_are_judged() -> None:
     cut = rr.sanitizer_run("========= COMPUTE-SANITIZER\n", "racecheck", "x", (48, 3), None)
     assert cut["outcome"] == "incomplete" and not cut["as_expected"]
     assert rr.expected_outcome("y", "racecheck") == "clean"
+    assert rr.expected_outcome("b2b_nobarrier", "racecheck") == "reported"
+    assert rr.expected_outcome("b2b_nobarrier", "synccheck") == "clean"
 
 
 def test_sanitizer_targets_are_valid() -> None:
-    from helpers.block_reduce_target import KERNELS
+    from helpers.block_reduce_target import BACK_TO_BACK, KERNELS
     for kernel, x, y in rr.SANITIZER_RUNS:
+        ones = np.ones((y, x), np.int32)
+        if kernel in BACK_TO_BACK:  # the model says which of the two races
+            b2b = br.back_to_back(ones, ones, (x, y), barrier=BACK_TO_BACK[kernel])
+            assert bool(b2b.hazards) == (kernel in rr.RACY)
+            continue
         kind, version, broadcast = KERNELS[kernel]
-        br.block_reduce(np.ones((y, x), np.int32), (x, y), "sum", kind, version, broadcast, backend=EMU)
+        br.block_reduce(ones, (x, y), "sum", kind, version, broadcast, backend=EMU)
 
 
 # ---------------------------------------------------------------- the H200 recordings

@@ -58,3 +58,12 @@ def test_seed_model_agrees_with_hardware(kind: str) -> None:
         gpu = br.block_reduce(v, block, "sum", kind, "seed", backend=GPU)
         emu = br.block_reduce(v, block, "sum", kind, "seed", backend=EMU)
         assert (gpu.values == emu.values).all(), block
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block", [(128, 1), (96, 3), (1024, 1)])
+def test_back_to_back_with_barrier_gives_both_sums(block: tuple[int, int]) -> None:
+    x, y = block
+    rng = np.random.default_rng(x * y)
+    a, b = (rng.integers(-9, 10, (y, x)).astype(np.int32) for _ in range(2))
+    assert br.back_to_back_gpu(a, b, block, barrier=True) == (a.sum(), b.sum())
