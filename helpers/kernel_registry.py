@@ -5,28 +5,21 @@ not compile fails the suite. Each topic module owns its list; this module only g
 """
 from __future__ import annotations
 
-import importlib
+from . import ballot_uses, block_reduce, reduce, warp_cupy, warp_reduce
 
-# module -> name of its dict {kernel file stem: name expressions}
-_SOURCES = {
-    "helpers.warp_cupy": "KERNELS",
-    "helpers.warp_reduce": "WARP_REDUCE_KERNELS",
-    "helpers.block_reduce": "BLOCK_REDUCE_KERNELS",
-    "helpers.reduce": "REDUCE_KERNELS",
-    "helpers.ballot_uses": "BALLOT_USES_KERNELS",
-}
+_SOURCES: tuple[dict[str, tuple[str, ...]], ...] = (
+    warp_cupy.KERNELS,
+    warp_reduce.WARP_REDUCE_KERNELS,
+    block_reduce.BLOCK_REDUCE_KERNELS,
+    reduce.REDUCE_KERNELS,
+    ballot_uses.BALLOT_USES_KERNELS,
+)
 
 
 def registry() -> dict[str, tuple[str, ...]]:
-    """{kernel file stem: name expressions}, merged from every topic module that defines one."""
+    """{kernel file stem: name expressions}, merged from every topic module's list."""
     out: dict[str, tuple[str, ...]] = {}
-    for mod_name, attr in _SOURCES.items():
-        try:
-            mod = importlib.import_module(mod_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod_name:
-                raise
-            continue
-        for stem, exprs in getattr(mod, attr, {}).items():
+    for source in _SOURCES:
+        for stem, exprs in source.items():
             out[stem] = tuple(dict.fromkeys(out.get(stem, ()) + tuple(exprs)))
     return out

@@ -6,23 +6,19 @@ Writes, stamped with GPU, driver and CuPy versions:
 * ``data/warp_reduce_sum_trace.json``  WarpReduceSum traced by the instrumented kernel
 * ``data/exited_reads.json``  what the hardware returned for shuffle reads of exited lanes (undefined)
 
-and then every other recorder the series registers (:data:`RECORDERS`). CI, with no GPU, checks that
-the emulator reproduces each of these files (tests/test_recorded.py and the per-topic tests).
+and then the recordings of notebooks 03-04 (:func:`helpers.record_reduce.record`). CI, with no GPU,
+checks that the emulator reproduces each of these files (tests/test_recorded.py and the per-topic
+tests).
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from typing import Callable
 
 import numpy as np
 
 from . import backend, cases, data
 from .warp_reduce import warp_reduce_sum_trace
-
-# Modules with a ``record() -> list[pathlib.Path]`` function, run after the core recordings.
-RECORDERS: tuple[str, ...] = ("helpers.record_reduce",)
 
 
 def trace_inputs() -> dict[str, np.ndarray]:
@@ -107,15 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     print(backend.report("cupy"), file=sys.stderr)
     written = record_intrinsics() + record_exited_reads()
     if not args.only_core:
-        for name in RECORDERS:
-            try:
-                mod = importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                if exc.name != name:
-                    raise
-                continue
-            fn: Callable[[], list] = getattr(mod, "record")
-            written += list(fn())
+        from . import record_reduce
+
+        written += record_reduce.record()
     for p in written:
         print(f"wrote {p}")
     return 0
