@@ -266,31 +266,39 @@ def _seed_row(x: Any, n: int, ref: float, copy_row: dict[str, Any], sum_row: dic
     return row
 
 
-def run_sweep(sizes: Sequence[int] = SWEEP_SIZES, versions: Sequence[str] = SWEEP_VERSIONS,
-              block: int = R.DEFAULT_BLOCK, n_repeat: int = 50, n_warmup: int = 10,
-              progress: bool = True) -> dict[str, Any]:
-    """End-to-end time and GB/s against size for the fastest kernels, cupy.sum and a copy (one run)."""
+def _config_rows(sizes: Sequence[int], seed: int, configs: Sequence[tuple[str, int, int]], n_repeat: int,
+                 n_warmup: int, progress: bool) -> list[dict[str, Any]]:
+    """At each size, on a fresh random input: copy and cupy.sum, then every (version, block, unroll)
+    end to end, checked against a float64 reference."""
     import cupy
 
-    _require_gpu()
-    for v in versions:
-        R.check_version(v)
-    bar = _Progress(len(sizes) * (len(versions) + 1), progress)
+    bar = _Progress(len(sizes) * (len(configs) + 1), progress)
     rows: list[dict[str, Any]] = []
     for k, n in enumerate(sizes):
-        x = _random_input(n, seed=2000 + k)
+        x = _random_input(n, seed=seed + k)
         ref = float(cupy.sum(x, dtype=cupy.float64))
         copy_row, sum_row = _baselines(x, n, n_repeat, n_warmup)
         rows += [copy_row, sum_row]
         bar.step(f"n={size_label(n)}: copy {copy_row['gbps']:.0f} GB/s, cupy.sum {sum_row['gbps']:.0f} GB/s")
-        for v in versions:
-            plan = R.make_plan(v, n, block)
+        for v, b, u in configs:
+            plan = R.make_plan(v, n, b, unroll=u)
             row = {**_time_plan(plan, x, n_repeat, n_warmup, total_only=True), **_check_plan(plan, x, ref, ref)}
             rows.append(_finish_row(row, copy_row, sum_row))
-            bar.step(f"n={size_label(n)} {v}: {row['total_us']:.1f} us, {row['gbps']:.0f} GB/s")
+            bar.step(f"n={size_label(n)} {v}<{b}> unroll {u}: {row['total_us']:.1f} us, {row['gbps']:.0f} GB/s")
         del x
         cupy.get_default_memory_pool().free_all_blocks()
     bar.close()
+    return rows
+
+
+def run_sweep(sizes: Sequence[int] = SWEEP_SIZES, versions: Sequence[str] = SWEEP_VERSIONS,
+              block: int = R.DEFAULT_BLOCK, n_repeat: int = 50, n_warmup: int = 10,
+              progress: bool = True) -> dict[str, Any]:
+    """End-to-end time and GB/s against size for the fastest kernels, cupy.sum and a copy (one run)."""
+    _require_gpu()
+    for v in versions:
+        R.check_version(v)
+    rows = _config_rows(sizes, 2000, [(v, block, R.DEFAULT_UNROLL) for v in versions], n_repeat, n_warmup, progress)
     out = _header("sweep", block=block, n_repeat=n_repeat, n_warmup=n_warmup, sizes=list(sizes),
                   versions=list(versions), rows=rows)
     out["failures"] = failures(out)
@@ -301,26 +309,9 @@ def run_tune(sizes: Sequence[int] = TUNE_SIZES, versions: Sequence[str] = ("v8",
              blocks: Sequence[int] = TUNE_BLOCKS, unrolls: Sequence[int] = TUNE_UNROLLS,
              n_repeat: int = 50, n_warmup: int = 10, progress: bool = True) -> dict[str, Any]:
     """Block size x float4 loads in flight (REDUCE_UNROLL) for the vector kernels, end to end."""
-    import cupy
-
     _require_gpu()
     configs = [(v, b, u) for v in versions for b in blocks for u in unrolls]
-    bar = _Progress(len(sizes) * (len(configs) + 1), progress)
-    rows: list[dict[str, Any]] = []
-    for k, n in enumerate(sizes):
-        x = _random_input(n, seed=3000 + k)
-        ref = float(cupy.sum(x, dtype=cupy.float64))
-        copy_row, sum_row = _baselines(x, n, n_repeat, n_warmup)
-        rows += [copy_row, sum_row]
-        bar.step(f"n={size_label(n)}: baselines")
-        for v, b, u in configs:
-            plan = R.make_plan(v, n, b, unroll=u)
-            row = {**_time_plan(plan, x, n_repeat, n_warmup, total_only=True), **_check_plan(plan, x, ref, ref)}
-            rows.append(_finish_row(row, copy_row, sum_row))
-            bar.step(f"n={size_label(n)} {v}<{b}> unroll {u}: {row['gbps']:.0f} GB/s")
-        del x
-        cupy.get_default_memory_pool().free_all_blocks()
-    bar.close()
+    rows = _config_rows(sizes, 3000, configs, n_repeat, n_warmup, progress)
     out = _header("tune", n_repeat=n_repeat, n_warmup=n_warmup, sizes=list(sizes), versions=list(versions),
                   blocks=list(blocks), unrolls=list(unrolls), rows=rows)
     out["failures"] = failures(out)
