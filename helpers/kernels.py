@@ -6,7 +6,7 @@ never drift from what runs.
 
 :func:`module` compiles through ``cupy.RawModule`` (NVRTC, ``-std=c++17``, templates through
 ``name_expressions``) and caches the result. :func:`ptx` compiles without any GPU or driver, through
-the low-level NVRTC bindings, so every machine (CI included) can compile every kernel and show its PTX.
+NVRTC alone (:mod:`helpers.nvrtc`), so every machine (CI included) can compile every kernel and show its PTX.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Sequence
+
+from . import nvrtc
 
 KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
 ARCHS: tuple[str, ...] = ("sm_70", "sm_80", "sm_90")
@@ -127,19 +129,9 @@ def ptx(name: str, arch: str = "sm_90", name_expressions: Sequence[str] = (),
     m = re.fullmatch(r"(?:sm|compute)_(\d{2,3}a?)", arch)
     if not m:
         raise ValueError(f"arch must look like 'sm_90' or 'compute_80'; got {arch!r}")
-    from cupy_backends.cuda.libs import nvrtc
-
-    prog = nvrtc.createProgram(source(name), f"{name}.cu", [], [])
+    opts = [f"-arch=compute_{m.group(1)}", *_options(defines, options), *_include_options()]
     try:
-        for expr in name_expressions:
-            nvrtc.addNameExpression(prog, expr)
-        opts = [f"-arch=compute_{m.group(1)}", *_options(defines, options), *_include_options()]
-        try:
-            nvrtc.compileProgram(prog, opts)
-        except nvrtc.NVRTCError as exc:
-            log = nvrtc.getProgramLog(prog)
-            raise RuntimeError(f"kernels/{name}.cu does not compile for {arch}:\n{log}") from exc
-        text = nvrtc.getPTX(prog)
-        return text.decode() if isinstance(text, bytes) else text
-    finally:
-        nvrtc.destroyProgram(prog)
+        return nvrtc.compile(source(name), filename=f"{name}.cu", options=opts,
+                             name_expressions=name_expressions).ptx
+    except nvrtc.CompileError as exc:
+        raise RuntimeError(f"kernels/{name}.cu does not compile for {arch}:\n{exc.log}") from exc

@@ -1,0 +1,30 @@
+"""helpers.nvrtc: CUDA C to PTX through NVRTC alone (ctypes; no CuPy, no GPU)."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import nvrtc
+
+pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC is not installed here")
+
+_SRC = """
+template <typename T> __global__ void twice(T* x) { x[threadIdx.x] *= 2; }
+extern "C" __global__ void plain(int* x) { x[0] = 1; }
+"""
+
+
+def test_compiles_and_lowers_template_names() -> None:
+    out = nvrtc.compile(_SRC, filename="t.cu", options=["-arch=compute_70"], name_expressions=["twice<int>"])
+    assert out.lowered == {"twice<int>": "_Z5twiceIiEvPT_"}
+    assert ".entry _Z5twiceIiEvPT_" in out.ptx and ".entry plain" in out.ptx
+
+
+def test_compile_error_carries_the_log_with_line_numbers() -> None:
+    with pytest.raises(nvrtc.CompileError) as err:
+        nvrtc.compile("__global__ void k() {\n  undeclared = 1;\n}\n", filename="mine.cu")
+    assert "mine.cu(2)" in err.value.log and "undeclared" in err.value.log
+
+
+def test_version_is_major_dot_minor() -> None:
+    major, minor = nvrtc.version().split(".")
+    assert major.isdigit() and minor.isdigit()
