@@ -133,6 +133,11 @@ def check_step(schedule: Schedule, step: Any) -> int:
     return _check_int(step, f"step (for {schedule.algorithm} with {schedule.n_ranks} ranks)", 0, schedule.n_steps)
 
 
+def check_chunk(schedule: Schedule, chunk: Any, name: str = "chunk") -> int:
+    """Return ``chunk`` if it is one of the schedule's chunks, [0, n_chunks - 1]."""
+    return _check_int(chunk, f"{name} (for {schedule.n_chunks} chunks)", 0, schedule.n_chunks - 1)
+
+
 def ring_schedule(n_ranks: int) -> Schedule:
     """Ring all-reduce over ``n_ranks``: reduce-scatter (n - 1 steps), then all-gather (n - 1 steps)."""
     n = check_ranks(n_ranks)
@@ -295,7 +300,7 @@ def _apply_step(state: Any, ts: Sequence[Transfer], get: Callable[[Any, int, int
 def summation_order(sched: Schedule, chunk: int, rank: int = 0) -> str:
     """The float additions behind ``rank``'s copy of ``chunk`` at the end, as an expression over the
     ranks' inputs ``x0 .. x{n-1}`` (outer parentheses dropped), e.g. ``"((x2 + x3) + x0) + x1"``."""
-    _check_int(chunk, "chunk", 0, sched.n_chunks - 1)
+    check_chunk(sched, chunk)
     _check_int(rank, "rank", 0, sched.n_ranks - 1)
     expr = [f"x{r}" for r in range(sched.n_ranks)]   # this chunk, on every rank
 
