@@ -419,6 +419,7 @@ def run_workers(world: int, cfg: dict[str, Any], timeout: float, target: Any = N
         p.start()
     deadline = time.monotonic() + timeout
     got: dict[int, dict[str, Any]] = {}
+    finished = False
     try:
         while len(got) < world:
             try:
@@ -429,12 +430,14 @@ def run_workers(world: int, cfg: dict[str, Any], timeout: float, target: Any = N
             if status != "ok":
                 raise RuntimeError(f"rank {rank} failed:\n{payload}")
             got[rank] = payload
+        finished = True
     finally:
-        for p in procs:
-            p.join(timeout=10)
-        for p in procs:          # only our own workers, and only those still running
+        for p in procs:          # only our own workers; after a failure the others may wait for it forever
+            if finished:
+                p.join(timeout=30)
             if p.is_alive():
                 p.terminate()
+                p.join(timeout=5)
     return [got[r] for r in range(world)]
 
 
