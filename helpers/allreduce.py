@@ -141,7 +141,7 @@ def check_chunk(schedule: Schedule, chunk: Any, name: str = "chunk") -> int:
 def ring_schedule(n_ranks: int) -> Schedule:
     """Ring all-reduce over ``n_ranks``: reduce-scatter (n - 1 steps), then all-gather (n - 1 steps)."""
     n = check_ranks(n_ranks)
-    steps, labels = [], ["input: rank r holds its own buffer, cut into one chunk per rank"]
+    steps, labels = [], [_input_label(n, "cut into one chunk per rank")]
     for s in range(n - 1):      # reduce-scatter: pass partial sums on, adding your own
         steps.append(tuple(Transfer(r, (r + 1) % n, (r - s) % n, "add") for r in range(n)))
         labels.append(f"reduce-scatter {s + 1}/{n - 1}: every rank adds the chunk it receives from the rank before it")
@@ -227,7 +227,7 @@ def tree_schedule(n_ranks: int, n_chunks: Optional[int] = None) -> Schedule:
             by_step[j + height[r]].append(Transfer(r, parent[r], j, "add"))
             by_step[j + top + _depth(parent, r) - 1].append(Transfer(parent[r], r, j, "copy"))
     steps = tuple(tuple(sorted(ts, key=lambda t: (t.op, t.dst, t.chunk, t.src))) for ts in by_step)
-    labels = ["input: rank r holds its own buffer, cut into chunks"]
+    labels = [_input_label(n, "cut into chunks")]
     for ts in steps:
         up = sorted({t.chunk for t in ts if t.op == "add"})
         down = sorted({t.chunk for t in ts if t.op == "copy"})
@@ -235,6 +235,12 @@ def tree_schedule(n_ranks: int, n_chunks: Optional[int] = None) -> Schedule:
                 ([f"chunk{'s' if len(down) > 1 else ''} {_list(down)} down (children copy)"] if down else [])
         labels.append("; ".join(parts))
     return Schedule("tree", n, c, steps, tuple(labels), parent)
+
+
+def _input_label(n_ranks: int, how: str) -> str:
+    if n_ranks == 1:
+        return "input: one rank, nothing to send: its buffer already is the sum"
+    return f"input: rank r holds its own buffer, {how}"
 
 
 def _list(items: Sequence[int]) -> str:
@@ -473,11 +479,12 @@ def integer_inputs(n_ranks: int, n_elements: int) -> np.ndarray:
     return ((r + 1) * (i % 5 + 1)).astype(np.float32)
 
 
-def order_text(cmp: OrderComparison) -> str:
+def order_text(cmp: OrderComparison, values: str = "standard normal") -> str:
     """The comparison as a table: per result, elements that differ from each other result, and the worst
-    error against the float64 sum as a fraction of :func:`error_bound` (inside: at most 1)."""
+    error against the float64 sum as a fraction of :func:`error_bound` (inside: at most 1). ``values``
+    says what the inputs are, for the heading."""
     names = list(cmp.results)
-    head = f"{cmp.n_ranks} ranks, {cmp.n_elements:,} float32 elements (standard normal)"
+    head = f"{cmp.n_ranks} ranks, {cmp.n_elements:,} float32 elements ({values})"
     w = max(map(len, names))
     lines = [head, "elements that differ (not bitwise equal), and the worst error against the float64 sum "
                    "as a fraction of the any-order bound:",
@@ -688,7 +695,7 @@ def recording_status(rec: Optional[dict[str, Any]]) -> str:
     multi-GPU bandwidth)."""
     if rec is None:
         return ("No NCCL recording yet: data/allreduce_nccl.json is written by scripts/gpu/allreduce.sh "
-                "on a GPU host. Everything above ran on the emulator.")
+                "on a GPU host. Everything above ran on simulated ranks on the CPU.")
     s = rec["stamp"]
     where = f"{data.label(s)}; NCCL {s['nccl_version']}"
     if is_multi_gpu(rec):

@@ -163,23 +163,22 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
                 label += "\n" + format_value(run.held[step, r, run.bounds[k][0]])
             ax.text(x, y, label, ha="center", va="center", fontsize=6.5, color=text, zorder=3, linespacing=1.3)
         _, y = _cell_xy(0, r)
-        ax.text(-CW / 2 - 0.2, y + 0.12, f"rank {r}", ha="right", va="center", fontsize=7.5)
-        ax.text(-CW / 2 - 0.2, y - 0.2, _rank_note(sched, r), ha="right", va="center", fontsize=5.5, color="#555555")
+        ax.text(-CW / 2 - 0.2, y, f"rank {r}\n{_rank_note(sched, r)}", ha="right", va="center", fontsize=6.5,
+                linespacing=1.4)
     for k in range(c):
         x, _ = _cell_xy(k, 0)
         a, b = run.bounds[k]
         span = "no elements" if a == b else f"[{a}]" if b == a + 1 else f"[{a}..{b - 1}]"
-        ax.text(x, CH / 2 + 0.45, f"chunk {k}", ha="center", va="center", fontsize=6.5)
-        ax.text(x, CH / 2 + 0.18, span, ha="center", va="center", fontsize=5.5, color="#555555")
+        ax.text(x, CH / 2 + 0.32, f"chunk {k}\n{span}", ha="center", va="center", fontsize=6, linespacing=1.3,
+                color="#333333")
     for t in ts:
         if sizes[t.chunk]:
             _arrow(ax, t)
     m = run.inputs.shape[1]
-    fig.text(0.5, 1 - 0.22 / _figure_height(n),
+    fig.text(0.5, 1 - 0.32 / _figure_height(n),
              f"{sched.algorithm} all-reduce · {n} rank{'s' if n > 1 else ''} · {m} element{'s' if m > 1 else ''}"
-             f" — step {step} of {sched.n_steps}", ha="center", va="center", fontsize=9)
-    fig.text(0.5, 1 - 0.45 / _figure_height(n), sched.labels[step], ha="center", va="center", fontsize=7.5,
-             color="#333333")
+             f" — step {step} of {sched.n_steps}\n{sched.labels[step]}", ha="center", va="center", fontsize=8.5,
+             linespacing=1.5)
     keys = [k for k in ("own", "partial", "complete") if k in present] + (["written", "arrow"] if ts else [])
     keys += [k for k in ("faded", "empty") if k in present] + (["followed"] if follow is not None else [])
     _legend(fig, keys)
@@ -195,13 +194,15 @@ def frame_figure(run: A.AllReduceRun, step: int, *, follow: Optional[int] = None
     return fig
 
 
-def animation(run: A.AllReduceRun, *, interval: int = 900, follow: Optional[int] = None) -> FuncAnimation:
+def animation(run: A.AllReduceRun, *, interval: int = 900, follow: Optional[int] = None,
+              dpi: int = 80) -> FuncAnimation:
     """``run`` animated, one frame per step from the input to the result (at most MAX_FRAMES frames).
 
     Show it with ``HTML(helpers.figures.animation_html(anim))`` in a cell marked
-    ``# NBVAL_IGNORE_OUTPUT`` (the frames differ byte for byte between runs).
+    ``# NBVAL_IGNORE_OUTPUT`` (the frames differ byte for byte between runs). ``dpi`` sets the frames'
+    resolution (they are rendered one by one when the HTML is made).
     """
-    fig = LaneFigure(figsize=(style.FIG_WIDTH, _figure_height(run.schedule.n_ranks)))
+    fig = LaneFigure(figsize=(style.FIG_WIDTH, _figure_height(run.schedule.n_ranks)), dpi=dpi)
 
     def draw(step: int) -> list:
         fig.clear()
