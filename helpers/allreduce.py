@@ -20,11 +20,12 @@ The algorithms:
   step ``s`` (0-based) rank ``r`` sends chunk ``(r - s) mod n`` to rank ``r + 1``, which adds it to its
   own; after ``n - 1`` steps rank ``r`` holds the full sum of chunk ``(r + 1) mod n``. All-gather step
   ``s`` passes chunk ``(r + 1 - s) mod n`` on, and the receiver overwrites its copy.
-* **tree**: the binary tree NCCL builds over ranks (``ncclGetBtree`` in NCCL's
-  ``src/graph/trees.cc``; root 0, at most two children per rank), **pipelined**: chunk ``j`` leaves a
-  rank of height ``h`` (0 for a leaf) towards the root at step ``j + h``, and after the root has it,
+* **tree**: the binary tree of ``ncclGetBtree`` (NCCL's ``src/graph/trees.cc``; root 0, at most two
+  children each). NCCL builds it over the nodes of a job and chains the GPUs inside a node; here it is
+  built over the ranks, as if every rank were its own node. **Pipelined**: chunk ``j`` leaves a rank of
+  height ``h`` (0 for a leaf) towards the root at step ``j + h`` (0-based), and once the root has it,
   moves one level down per step. NCCL runs two such trees at once (``ncclGetDtree``: the second one
-  mirrored, or shifted by one rank for an odd count), each carrying half of the data;
+  mirrored, or shifted by one for an odd count), each carrying half of the data;
   :func:`tree_bytes_sent` counts both variants.
 
 The byte counts and the bandwidth formulas follow NCCL's own performance notes, nccl-tests
@@ -152,7 +153,8 @@ def ring_schedule(n_ranks: int) -> Schedule:
 
 
 def btree_parent(n_ranks: int, rank: int) -> int:
-    """The parent of ``rank`` in NCCL's binary tree over ``n_ranks`` (-1 for the root, rank 0).
+    """The parent of ``rank`` in NCCL's binary tree over ``n_ranks`` (-1 for the root, rank 0). NCCL
+    applies the rule to node indices (its trees span nodes); the emulator applies it to ranks.
 
     The rule of ``ncclGetBtree`` (NCCL ``src/graph/trees.cc``): with ``bit`` the lowest set bit of
     ``rank``, the parent is ``(rank ^ bit) | (bit << 1)``, or ``rank ^ bit`` when that is out of range.
@@ -694,8 +696,9 @@ def recording_status(rec: Optional[dict[str, Any]]) -> str:
     """One paragraph saying what has been recorded, for the notebook (never presents a 1-GPU run as
     multi-GPU bandwidth)."""
     if rec is None:
-        return ("No NCCL recording yet: data/allreduce_nccl.json is written by scripts/gpu/allreduce.sh "
-                "on a GPU host. Everything above ran on simulated ranks on the CPU.")
+        return ("No NCCL recording exists yet, neither a multi-GPU one nor a one-GPU smoke test: "
+                "data/allreduce_nccl.json is written by scripts/gpu/allreduce.sh on a GPU host. Everything "
+                "above ran on simulated ranks on the CPU.")
     s = rec["stamp"]
     where = f"{data.label(s)}; NCCL {s['nccl_version']}"
     if is_multi_gpu(rec):

@@ -150,8 +150,9 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
                 kind = "complete" if count == n and n > 1 else "own" if count == 1 else "partial"
                 face = {"complete": style.RESULT, "own": OWN_FILL, "partial": PARTIAL_FILL}[kind]
                 edge, text = style.BLACK, "white" if kind == "complete" else style.BLACK
-                present.add(kind)
-                if not useful[r, k]:
+                if useful[r, k]:
+                    present.add(kind)
+                else:   # drawn faded, whatever it holds: the legend names only what is visible
                     face, edge, text = "white", style.INACTIVE, "#999999"
                     present.add("faded")
             lw = 0.6

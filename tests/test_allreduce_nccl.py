@@ -174,7 +174,7 @@ def test_one_gpu_is_labelled_a_copy_never_bandwidth() -> None:
 def test_loader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(data, "DATA_DIR", tmp_path)
     assert A.load_recording() is None
-    assert "No NCCL recording yet" in A.recording_status(None)
+    assert "No NCCL recording exists yet, neither a multi-GPU one" in A.recording_status(None)
     (tmp_path / "allreduce_nccl.json").write_text(json.dumps(_recording(2)))
     assert A.load_recording()["world_size"] == 2
     (tmp_path / "allreduce_nccl.json").write_text(json.dumps({"stamp": {}}))
