@@ -1,0 +1,169 @@
+"""Exploration on the H200 (not a recording): device time (CUDA graph replay) and host-inclusive
+time of one-launch reduction variants, cupy.sum, copy and an empty kernel, interleaved, per size.
+
+    python3 scripts/gpu/reduce_probe.py time OUT.json      # prints a table, writes the numbers
+    ncu ... python3 scripts/gpu/reduce_probe.py profile OUT.json   # one launch of each size's best
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+from helpers import bench, kernels, reduce as R
+
+SRC = (Path(__file__).with_name("reduce_probe.cu")).read_text()
+SMALL = [(128, 1), (256, 1), (256, 2), (256, 4), (512, 1), (512, 2), (1024, 1), (1024, 2)]
+SMALL_TT = [(0, 0), (1, 0), (1, 1)]
+LARGE = [(b, u, lm, g) for b in (256, 512, 1024) for u in (4, 8) for lm in (0, 1, 2) for g in ("resident", "balanced")]
+
+
+def name(b, u, lm, t, tail):
+    return f"probe_onepass<{b}, {u}, {lm}, {t}, {tail}>"
+
+
+EXPRS = sorted({name(b, u, 0, t, tl) for b, u in SMALL for t, tl in SMALL_TT}
+               | {name(b, u, lm, 1, 1) for b, u, lm, _ in LARGE})
+
+
+def module():
+    opts = ("-std=c++17", f"-I{kernels.KERNELS_DIR}")
+    return cupy.RawModule(code=SRC, options=opts, name_expressions=EXPRS)
+
+
+class OnePass:
+    def __init__(self, mod, expr, b, grid, x):
+        self.k = mod.get_function(expr)
+        self.b, self.grid = b, grid
+        self.partials = cupy.empty(grid, dtype=cupy.float32)
+        self.done = cupy.zeros(1, dtype=cupy.uint32)
+        self.out = cupy.empty(1, dtype=cupy.float32)
+        self.args = (x, self.partials, self.done, self.out, np.int64(x.size))
+
+    def __call__(self):
+        self.k((self.grid,), (self.b,), self.args)
+
+
+def resident(kern, b):
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, b, 0)
+    return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
+def grids(n, b, u, res, policy):
+    m = max(1, n // 4)
+    blocks_iters = -(-m // (b * u))          # block-iterations of U float4 each
+    if policy == "resident":
+        return max(1, min(blocks_iters, res))
+    iters = -(-blocks_iters // res)           # balanced: every block the same number of iterations
+    return max(1, -(-blocks_iters // iters))
+
+
+def configs(mod, n, x):
+    out = {}
+    if n <= 2**22:
+        for (b, u), (t, tl) in itertools.product(SMALL, SMALL_TT):
+            e = name(b, u, 0, t, tl)
+            k = mod.get_function(e)
+            g = grids(n, b, u, resident(k, b), "resident")
+            out[f"p b{b} u{u} t{t}{tl} g{g}"] = (e, b, g)
+    if n >= 2**22:
+        for b, u, lm, pol in LARGE:
+            e = name(b, u, lm, 1, 1)
+            k = mod.get_function(e)
+            g = grids(n, b, u, resident(k, b), pol)
+            out[f"p b{b} u{u} L{lm} {pol[:3]} g{g}"] = (e, b, g)
+    return out
+
+
+def main_time(path):
+    mod = module()
+    sizes = [2**k for k in (10, 16, 20, 22, 24, 26, 28, 30)]
+    results = {"sizes": sizes, "rows": [], "best": {}}
+    empty = bench.empty_launcher()
+    for n in sizes:
+        t0 = time.time()
+        x = cupy.random.RandomState(n).random_sample(n, dtype=cupy.float32)
+        ref = float(cupy.sum(x, dtype=cupy.float64))
+        fns = {"empty": empty, "cupy.sum": lambda: cupy.sum(x)}
+        dst = cupy.empty_like(x)
+        fns["copy"] = lambda: dst.data.copy_from_device_async(x.data, x.nbytes)
+        op = R.make_plan("onepass", n, 256)
+        f1, _ = op.launchers(x)
+        fns["onepass<256>u4"] = f1
+        v8 = R.make_plan("v8", n, 256)
+        a, b2 = v8.launchers(x)
+        fns["v8<256>u4"] = lambda: (a(), b2())
+        checks = {}
+        for key, (e, b, g) in configs(mod, n, x).items():
+            p = OnePass(mod, e, b, g, x)
+            vals = []
+            for _ in range(5):
+                p.out.fill(cupy.nan)
+                p()
+                vals.append(cupy.asnumpy(p.out)[0])
+            bound = R.error_bound(ref, n, "onepass", b, g) 
+            ok = all(np.float32(v).tobytes() == np.float32(vals[0]).tobytes() for v in vals) and abs(vals[0] - ref) <= bound
+            checks[key] = {"ok": bool(ok), "value": float(vals[0]), "err": float(abs(vals[0] - ref))}
+            fns[key] = p
+        res = bench.time_interleaved(fns, calls=bench.graph_calls(n), reps=3, replays=5,
+                                     host_repeats=20, host=n <= 2**24)
+        for key, r in res.items():
+            results["rows"].append({"n": n, "name": key, **r, **checks.get(key, {})})
+        cs = res["cupy.sum"]["device_us"]
+        ranked = sorted((k for k in res if k.startswith("p ")), key=lambda k: res[k]["device_us"])
+        best = ranked[0]
+        results["best"][n] = {"key": best, "expr": configs(mod, n, x)[best]}
+        print(f"\n== n=2^{int(math.log2(n))}  ({time.time() - t0:.1f} s)  cupy.sum {cs:.2f} us  "
+              f"empty {res['empty']['device_us']:.2f} us  copy {res['copy']['device_us']:.2f} us  "
+              f"onepass {res['onepass<256>u4']['device_us']:.2f}  v8 {res['v8<256>u4']['device_us']:.2f}", flush=True)
+        if "host_us" in res["empty"]:
+            print(f"   host: empty {res['empty']['host_us']:.1f}  cupy.sum {res['cupy.sum']['host_us']:.1f}  "
+                  f"onepass {res['onepass<256>u4']['host_us']:.1f}  best {res[best]['host_us']:.1f} us")
+        for k in ranked[:8] + ranked[-2:]:
+            r = res[k]
+            spread = f"{min(r['device_us_reps']):.2f}-{max(r['device_us_reps']):.2f}"
+            gbps = 4 * n / r["device_us"] / 1e3
+            print(f"   {k:<34} {r['device_us']:9.2f} us ({spread}) {gbps:7.0f} GB/s  x{cs / r['device_us']:.3f} cupy.sum"
+                  f"  {'ok' if checks[k]['ok'] else 'WRONG'}")
+        del x, dst, fns, op, v8
+        cupy.get_default_memory_pool().free_all_blocks()
+    # the seed's own timing, fresh process, beside the warm device time
+    n = 2**25
+    cold = bench.fresh_first_launch_us(n, runs=3)
+    x = cupy.random.RandomState(1).random_sample(n, dtype=cupy.float32)
+    launch, _ = R.seed_launcher(x)
+    warm = bench.time_interleaved({"seed": launch}, calls=20, reps=3)["seed"]
+    ev = bench.measure_us(launch)
+    print(f"\nseed 2^25: fresh-process first launch {cold} us; warm device {warm['device_us']:.1f} us, "
+          f"host {warm['host_us']:.1f} us, cupyx event median {ev:.1f} us")
+    results["seed"] = {"cold": cold, "warm": warm, "event_median": ev}
+    Path(path).write_text(json.dumps(results, indent=1))
+
+
+def main_profile(path):
+    """One launch of each size's best variant, onepass and cupy.sum (for ncu)."""
+    best = json.loads(Path(path).read_text())["best"]
+    mod = module()
+    for n_s, entry in best.items():
+        n = int(n_s)
+        if n < 2**20:
+            continue
+        e, b, g = entry["expr"]
+        x = cupy.random.RandomState(n).random_sample(n, dtype=cupy.float32)
+        p = OnePass(mod, e, b, g, x)
+        p(); cupy.cuda.runtime.deviceSynchronize()
+        R.make_plan("onepass", n, 256)(x); cupy.cuda.runtime.deviceSynchronize()
+        cupy.sum(x); cupy.cuda.runtime.deviceSynchronize()
+        print(f"profiled n={n}: {e} grid {g}; onepass<256>; cupy.sum", flush=True)
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    {"time": main_time, "profile": main_profile}[sys.argv[1]](sys.argv[2])
