@@ -19,17 +19,21 @@ import numpy as np
 from helpers import bench, kernels, reduce as R
 
 SRC = (Path(__file__).with_name("reduce_probe.cu")).read_text()
-SMALL = [(128, 1), (256, 1), (256, 2), (256, 4), (512, 1), (512, 2), (1024, 1), (1024, 2)]
-SMALL_TT = [(0, 0), (1, 0), (1, 1)]
-LARGE = [(b, u, lm, g) for b in (256, 512, 1024) for u in (4, 8) for lm in (0, 1, 2) for g in ("resident", "balanced")]
+SMALL = [(256, 4), (512, 2), (512, 4), (1024, 1), (1024, 2), (1024, 4)]
+LARGE = [(256, 4, lm, c, k) for lm in (0, 1) for c in (0, 1) for k in (1, 2, 5)] + \
+        [(1024, u, lm, c, k) for u in (4, 8) for lm in (0, 1) for c in (0, 1) for k in (1, 2, 5)]
 
 
 def name(b, u, lm, t, tail):
     return f"probe_onepass<{b}, {u}, {lm}, {t}, {tail}>"
 
 
-EXPRS = sorted({name(b, u, 0, t, tl) for b, u in SMALL for t, tl in SMALL_TT}
-               | {name(b, u, lm, 1, 1) for b, u, lm, _ in LARGE})
+def pname(b, u, lm, c):
+    return f"probe_poll<{b}, {u}, {lm}, {c}>"
+
+
+EXPRS = sorted({name(b, u, 0, 1, 1) for b, u in SMALL} | {name(1024, 4, 1, 1, 1)}
+               | {pname(b, u, 0, 0) for b, u in SMALL} | {pname(b, u, lm, c) for b, u, lm, c, _ in LARGE})
 
 
 def module():
@@ -41,8 +45,9 @@ class OnePass:
     def __init__(self, mod, expr, b, grid, x):
         self.k = mod.get_function(expr)
         self.b, self.grid = b, grid
-        self.partials = cupy.empty(grid, dtype=cupy.float32)
-        self.done = cupy.zeros(1, dtype=cupy.uint32)
+        poll = expr.startswith("probe_poll")
+        self.partials = cupy.zeros(grid, dtype=cupy.uint64 if poll else cupy.float32)
+        self.done = cupy.zeros(2 if poll else 1, dtype=cupy.uint32)
         self.out = cupy.empty(1, dtype=cupy.float32)
         self.args = (x, self.partials, self.done, self.out, np.int64(x.size))
 
@@ -67,23 +72,25 @@ def grids(n, b, u, res, policy):
 def configs(mod, n, x):
     out = {}
     if n <= 2**22:
-        for (b, u), (t, tl) in itertools.product(SMALL, SMALL_TT):
-            e = name(b, u, 0, t, tl)
-            k = mod.get_function(e)
-            g = grids(n, b, u, resident(k, b), "resident")
-            out[f"p b{b} u{u} t{t}{tl} g{g}"] = (e, b, g)
+        for b, u in SMALL:
+            for e, tag in ((name(b, u, 0, 1, 1), "t"), (pname(b, u, 0, 0), "P")):
+                g = grids(n, b, u, resident(mod.get_function(e), b), "resident")
+                out[f"{tag} b{b} u{u} g{g}"] = (e, b, g)
     if n >= 2**22:
-        for b, u, lm, pol in LARGE:
-            e = name(b, u, lm, 1, 1)
-            k = mod.get_function(e)
-            g = grids(n, b, u, resident(k, b), pol)
-            out[f"p b{b} u{u} L{lm} {pol[:3]} g{g}"] = (e, b, g)
+        e = name(1024, 4, 1, 1, 1)
+        g = grids(n, 1024, 4, resident(mod.get_function(e), 1024), "resident")
+        out[f"t b1024 u4 L1 g{g}"] = (e, 1024, g)
+        for b, u, lm, c, k in LARGE:
+            e = pname(b, u, lm, c)
+            res = resident(mod.get_function(e), b)
+            g = max(1, min(k * res, -(-max(1, n // 4) // b)))
+            out[f"P b{b} u{u} L{lm} {'chunk' if c else 'strid'} x{k} g{g}"] = (e, b, g)
     return out
 
 
 def main_time(path):
     mod = module()
-    sizes = [2**k for k in (10, 16, 20, 22, 24, 26, 28, 30)]
+    sizes = [2**k for k in (10, 14, 16, 18, 20, 22, 24, 26, 28, 30)]
     results = {"sizes": sizes, "rows": [], "best": {}}
     empty = bench.empty_launcher()
     for n in sizes:
@@ -116,7 +123,7 @@ def main_time(path):
         for key, r in res.items():
             results["rows"].append({"n": n, "name": key, **r, **checks.get(key, {})})
         cs = res["cupy.sum"]["device_us"]
-        ranked = sorted((k for k in res if k.startswith("p ")), key=lambda k: res[k]["device_us"])
+        ranked = sorted((k for k in res if k[:2] in ("t ", "P ")), key=lambda k: res[k]["device_us"])
         best = ranked[0]
         results["best"][n] = {"key": best, "expr": configs(mod, n, x)[best]}
         print(f"\n== n=2^{int(math.log2(n))}  ({time.time() - t0:.1f} s)  cupy.sum {cs:.2f} us  "
@@ -125,7 +132,7 @@ def main_time(path):
         if "host_us" in res["empty"]:
             print(f"   host: empty {res['empty']['host_us']:.1f}  cupy.sum {res['cupy.sum']['host_us']:.1f}  "
                   f"onepass {res['onepass<256>u4']['host_us']:.1f}  best {res[best]['host_us']:.1f} us")
-        for k in ranked[:8] + ranked[-2:]:
+        for k in ranked[:10] + ranked[-2:]:
             r = res[k]
             spread = f"{min(r['device_us_reps']):.2f}-{max(r['device_us_reps']):.2f}"
             gbps = 4 * n / r["device_us"] / 1e3
@@ -133,16 +140,6 @@ def main_time(path):
                   f"  {'ok' if checks[k]['ok'] else 'WRONG'}")
         del x, dst, fns, op, v8
         cupy.get_default_memory_pool().free_all_blocks()
-    # the seed's own timing, fresh process, beside the warm device time
-    n = 2**25
-    cold = bench.fresh_first_launch_us(n, runs=3)
-    x = cupy.random.RandomState(1).random_sample(n, dtype=cupy.float32)
-    launch, _ = R.seed_launcher(x)
-    warm = bench.time_interleaved({"seed": launch}, calls=20, reps=3)["seed"]
-    ev = bench.measure_us(launch)
-    print(f"\nseed 2^25: fresh-process first launch {cold} us; warm device {warm['device_us']:.1f} us, "
-          f"host {warm['host_us']:.1f} us, cupyx event median {ev:.1f} us")
-    results["seed"] = {"cold": cold, "warm": warm, "event_median": ev}
     Path(path).write_text(json.dumps(results, indent=1))
 
 
@@ -158,9 +155,8 @@ def main_profile(path):
         x = cupy.random.RandomState(n).random_sample(n, dtype=cupy.float32)
         p = OnePass(mod, e, b, g, x)
         p(); cupy.cuda.runtime.deviceSynchronize()
-        R.make_plan("onepass", n, 256)(x); cupy.cuda.runtime.deviceSynchronize()
         cupy.sum(x); cupy.cuda.runtime.deviceSynchronize()
-        print(f"profiled n={n}: {e} grid {g}; onepass<256>; cupy.sum", flush=True)
+        print(f"profiled n={n}: {e} grid {g}; cupy.sum", flush=True)
         del x
         cupy.get_default_memory_pool().free_all_blocks()
 
