@@ -6,9 +6,11 @@
 #   REDUCE_STEPS="tests ladder" OUT=... bash scripts/gpu/reduce.sh   (default: every step)
 #
 # Steps: tests (pytest -m gpu tests/gpu/test_reduce_*.py), ladder (bench --record), sweep
-# (bench --sweep --record, 2^16..2^30 once), tune (bench --tune --record), ncu (v0..v4 first passes),
-# sanitizer (memcheck/racecheck/synccheck of every kernel, in parallel). Every step runs under
+# (bench --sweep --record, 2^10..2^30), tune (bench --tune --record), ncu (v0..v4 first passes, and
+# v9 beside cupy.sum warm at 2^20 and 2^28), sanitizer (memcheck/racecheck/synccheck of every kernel,
+# in parallel; racecheck of v4_legacy also with its default report). Every step runs under
 # `timeout`; a failing step does not stop the others. Prints a short summary at the end.
+# Timings are device time (CUDA graph replay) and host-inclusive time, 5 interleaved repetitions.
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
@@ -35,17 +37,17 @@ if has tests; then
 fi
 
 if has ladder; then
-  timeout 150 python3 -m helpers.bench --record --repeat 50 --warmup 10 > "$LOG/ladder.log" 2>&1
+  timeout 240 python3 -m helpers.bench --record --reps 5 --replays 5 > "$LOG/ladder.log" 2>&1
   rc=$?; note ladder "exit $rc"
 fi
 
 if has sweep; then
-  timeout 100 python3 -m helpers.bench --sweep --record --repeat 30 --warmup 5 > "$LOG/sweep.log" 2>&1
+  timeout 200 python3 -m helpers.bench --sweep --record --reps 5 --replays 5 > "$LOG/sweep.log" 2>&1
   rc=$?; note sweep "exit $rc"
 fi
 
 if has tune; then
-  timeout 100 python3 -m helpers.bench --tune --record --repeat 30 --warmup 5 > "$LOG/tune.log" 2>&1
+  timeout 150 python3 -m helpers.bench --tune --record --reps 3 --replays 3 > "$LOG/tune.log" 2>&1
   rc=$?; note tune "exit $rc"
 fi
 
@@ -67,7 +69,13 @@ if has ncu; then
     echo "ncu refused a metric set (exit $rc); trying a smaller one" | tee -a "$LOG/ncu_sets.log"
     tail -3 "$LOG/ncu_target.log" >> "$LOG/ncu_sets.log"
   done
-  timeout 60 python3 -m helpers.reduce_checks ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK --record > "$LOG/ncu.log" 2>&1
+  # v9 and cupy.sum, the last of three launches each, caches NOT flushed (as in repeated calls)
+  timeout 120 ncu --clock-control none --cache-control none --csv --log-file "$LOG/ncu_v9.csv" \
+    --metrics "$(python3 -m helpers.reduce_checks beyond-metrics)" --kernel-name regex:"reduce_v9|DeviceReduce" \
+    python3 -m helpers.reduce_target profile-v9 --sizes 20,28 > "$LOG/ncu_v9_target.log" 2>&1
+  echo "ncu v9 exit $?"
+  timeout 60 python3 -m helpers.reduce_checks ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK \
+    --beyond "$LOG/ncu_v9.csv" --record > "$LOG/ncu.log" 2>&1
   rc2=$?; note ncu "ncu exit $rc ($used), record exit $rc2"
 fi
 
@@ -75,23 +83,27 @@ if has sanitizer; then
   SAN="$LOG/sanitizer"
   rm -rf "$SAN"; mkdir -p "$SAN"
   jobs_file="$SAN/jobs.txt"; : > "$jobs_file"
-  for k in v0 v1 v2 v3 v4 v4_legacy v5 v6 v7 v8 onepass seed; do
+  for k in v0 v1 v2 v3 v4 v4_legacy v5 v6 v7 v8 onepass v9 seed; do
     for tool in memcheck racecheck synccheck; do
       n=$SAN_N; offsets=0
       case $k in
-        v8|onepass) offsets=0,1,2,3 ;;        # every misalignment of the float4 head
+        v8|onepass|v9) offsets=0,1,2,3 ;;     # every misalignment of the float4 head
         seed) if [ $tool = memcheck ]; then n=$SEED_BAD_N; else n=$SEED_OK_N; fi ;;
       esac
-      echo "$tool $k $n $offsets" >> "$jobs_file"
+      echo "$tool $k $n $offsets all" >> "$jobs_file"
     done
   done
-  run_one() {  # tool kernel n offsets
-    local extra=""
-    [ "$1" = racecheck ] && extra="--racecheck-report all"
-    timeout 180 compute-sanitizer --tool "$1" $extra --print-limit 20 \
+  echo "racecheck v4_legacy $SAN_N 0 default" >> "$jobs_file"   # racecheck's default report, same limit
+  run_one() {  # tool kernel n offsets report
+    local extra="" name="$1__$2" limit=20
+    if [ "$1" = racecheck ]; then
+      if [ "$5" = all ]; then extra="--racecheck-report all"; else name="$1__$2__$5"; fi
+    fi
+    [ "$2" = seed ] && [ "$1" = memcheck ] && limit=1000   # the seed's whole memcheck report, every thread named
+    timeout 180 compute-sanitizer --tool "$1" $extra --print-limit $limit \
       python3 -m helpers.reduce_target sanitize "$2" --n "$3" --block 256 --offsets "$4" \
-      > "$SAN/$1__$2.log" 2>&1
-    echo $? > "$SAN/$1__$2.rc"
+      > "$SAN/$name.log" 2>&1
+    echo $? > "$SAN/$name.rc"; echo $limit > "$SAN/$name.limit"
   }
   export -f run_one; export SAN
   timeout 240 xargs -P 8 -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
