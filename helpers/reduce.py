@@ -201,6 +201,13 @@ def v9_block(n: int, sm_count: int, unroll: int = DEFAULT_UNROLL) -> int:
     return small if -(-check_n(n) // tile_size("v9", small, unroll)) <= sm_count else large
 
 
+def v9_streams(n: int, l2_bytes: int) -> bool:
+    """True when v9 reads ``n`` floats with evict-first loads: when they do not fit in the L2 of
+    ``l2_bytes`` (from HBM, each byte read once); below that, plain loads, so a repeated sum of
+    the same array finds it in L2."""
+    return 4 * check_n(n) > l2_bytes
+
+
 def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks: Optional[int] = None,
                unroll: int = DEFAULT_UNROLL) -> tuple[int, ...]:
     """The grid of every launch of a full reduction of ``n`` elements; the last one is 1 block.
@@ -224,12 +231,15 @@ def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks
 # Kernels (need a GPU)
 
 @functools.lru_cache(maxsize=None)
-def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL) -> Any:
-    """The compiled ``cupy.RawKernel`` for one instantiation (module compiled once per file/unroll)."""
+def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL, stream: bool = False) -> Any:
+    """The compiled ``cupy.RawKernel`` for one instantiation (module compiled once per file/unroll,
+    and for v9 per load kind: ``stream`` = evict-first loads)."""
     from . import kernels
 
     spec = _SPECS[check_version(version, racy_ok=True)]
     defines = (f"REDUCE_UNROLL={check_unroll(unroll)}",) if spec.vector else ()
+    if version == "v9":
+        defines += (f"REDUCE_STREAM={int(stream)}",)
     mod = kernels.module(spec.file, name_expressions=REDUCE_KERNELS[spec.file], defines=defines)
     return mod.get_function(kernel_name(version, block))
 
@@ -246,6 +256,13 @@ def _resident_blocks(device_id: int, version: str, block: int, unroll: int) -> i
         per_sm = int(attrs["MaxThreadsPerMultiProcessor"]) // block
         warnings.warn(f"occupancy API unavailable ({exc}); assuming {per_sm} blocks of {block} per SM")
     return max(1, per_sm) * int(attrs["MultiProcessorCount"])
+
+
+@functools.lru_cache(maxsize=None)
+def _l2_bytes(device_id: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceProperties(device_id)["l2CacheSize"])
 
 
 def resident_blocks(version: str, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> int:
@@ -284,7 +301,8 @@ class ReducePlan:
         self.buffers = [cupy.empty(g, dtype=cupy.float32) for g in self.grids]
         if version == "v9":
             self.buffers = [cupy.empty(1, dtype=cupy.float32)]  # v9's partials live in tagged slots
-        self._kernel = _kernel(version, block, unroll)  # the second pass runs the same kernel
+        self.stream_loads = version == "v9" and v9_streams(n, _l2_bytes(cupy.cuda.Device().id))
+        self._kernel = _kernel(version, block, unroll, self.stream_loads)  # the second pass: the same kernel
         self._second_launches = [
             ((self.grids[k],), (self.buffers[k - 1], self.buffers[k], numpy.int64(self.grids[k - 1])))
             for k in range(1, len(self.grids))]

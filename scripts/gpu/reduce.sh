@@ -14,13 +14,12 @@
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
-STEPS=${REDUCE_STEPS:-"tests ladder sweep tune ncu sanitizer"}
+STEPS=${REDUCE_STEPS:-"tests ladder sweep tune ncu sanitizer"}   # run in this order
 LOG="$OUT/reduce"
 mkdir -p "$LOG"
 exec > >(tee "$LOG/reduce.log") 2>&1  # everything this script prints, also kept beside the step logs
 status=()
 note() { status+=("$1: $2"); echo "== reduce $1: $2"; }
-has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 # Block size and sizes for the counters and the sanitizers: n is not a multiple of any block size
 # (nor of 4, so the float4 kernels take their tail path); the seed's n is not a multiple of 256.
@@ -29,29 +28,30 @@ NCU_N=16777216
 SAN_N=100003
 SEED_BAD_N=1000
 SEED_OK_N=1024
+V9_BIG_N=16777219   # v9 launches more than 128 blocks here (the block-wide collect)
 
-if has tests; then
+step_tests() {
   timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_reduce_*.py > "$LOG/tests.log" 2>&1
   rc=$?; note tests "exit $rc ($(tail -1 "$LOG/tests.log"))"
   [ $rc -ne 0 ] && grep -E "^(FAILED|ERROR) " "$LOG/tests.log" | head -15
-fi
+}
 
-if has ladder; then
+step_ladder() {
   timeout 240 python3 -m helpers.bench --record --reps 5 --replays 5 > "$LOG/ladder.log" 2>&1
   rc=$?; note ladder "exit $rc"
-fi
+}
 
-if has sweep; then
+step_sweep() {
   timeout 200 python3 -m helpers.bench --sweep --record --reps 5 --replays 5 > "$LOG/sweep.log" 2>&1
   rc=$?; note sweep "exit $rc"
-fi
+}
 
-if has tune; then
+step_tune() {
   timeout 150 python3 -m helpers.bench --tune --record --reps 3 --replays 3 > "$LOG/tune.log" 2>&1
   rc=$?; note tune "exit $rc"
-fi
+}
 
-if has ncu; then
+step_ncu() {
   # Metric sets, widest first (helpers.reduce_checks.NCU_METRIC_SETS): the full list with the SIMT
   # counters (warp instructions, active and predicated-on lanes per instruction), the list ncu
   # accepted on 2026-11-30, then the four that matter most. The first set ncu accepts is kept.
@@ -77,9 +77,9 @@ if has ncu; then
   timeout 60 python3 -m helpers.reduce_checks ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK \
     --beyond "$LOG/ncu_v9.csv" --record > "$LOG/ncu.log" 2>&1
   rc2=$?; note ncu "ncu exit $rc ($used), record exit $rc2"
-fi
+}
 
-if has sanitizer; then
+step_sanitizer() {
   SAN="$LOG/sanitizer"
   rm -rf "$SAN"; mkdir -p "$SAN"
   jobs_file="$SAN/jobs.txt"; : > "$jobs_file"
@@ -90,14 +90,17 @@ if has sanitizer; then
         v8|onepass|v9) offsets=0,1,2,3 ;;     # every misalignment of the float4 head
         seed) if [ $tool = memcheck ]; then n=$SEED_BAD_N; else n=$SEED_OK_N; fi ;;
       esac
-      echo "$tool $k $n $offsets all" >> "$jobs_file"
+      echo "$tool $k $n $offsets all $k" >> "$jobs_file"
     done
   done
-  echo "racecheck v4_legacy $SAN_N 0 default" >> "$jobs_file"   # racecheck's default report, same limit
-  run_one() {  # tool kernel n offsets report
-    local extra="" name="$1__$2" limit=20
+  echo "racecheck v4_legacy $SAN_N 0 default v4_legacy" >> "$jobs_file"   # racecheck's default report, same limit
+  for tool in memcheck racecheck synccheck; do   # v9 with more than 128 blocks: the whole last block collects
+    echo "$tool v9 $V9_BIG_N 0,1 all v9_many_blocks" >> "$jobs_file"
+  done
+  run_one() {  # tool kernel n offsets report label
+    local extra="" name="$1__$6" limit=20
     if [ "$1" = racecheck ]; then
-      if [ "$5" = all ]; then extra="--racecheck-report all"; else name="$1__$2__$5"; fi
+      if [ "$5" = all ]; then extra="--racecheck-report all"; else name="$1__$6__$5"; fi
     fi
     [ "$2" = seed ] && [ "$1" = memcheck ] && limit=1000   # the seed's whole memcheck report, every thread named
     timeout 180 compute-sanitizer --tool "$1" $extra --print-limit $limit \
@@ -109,7 +112,14 @@ if has sanitizer; then
   timeout 240 xargs -P 8 -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
   timeout 60 python3 -m helpers.reduce_checks sanitizer "$SAN" --record > "$LOG/sanitizer.log" 2>&1
   rc=$?; note sanitizer "exit $rc ($(grep -c UNEXPECTED "$LOG/sanitizer.log") unexpected)"
-fi
+}
+
+for step in $STEPS; do   # in the order given
+  case $step in
+    tests|ladder|sweep|tune|ncu|sanitizer) "step_$step" ;;
+    *) note "$step" "unknown step" ;;
+  esac
+done
 
 echo
 echo "== reduce summary (logs in $LOG)"

@@ -109,3 +109,4 @@ def test_v9_grid_policy() -> None:
     big = R.make_plan("v9", 2**30)
     resident = R.resident_blocks("v9", big.block)
     assert big.block == 1024 and big.grids[0] == R.V9_MAX_WAVES * resident and resident % sms == 0
+    assert big.stream_loads and not R.make_plan("v9", 2**20).stream_loads  # evict-first only past the L2
