@@ -31,7 +31,9 @@ SEED_OK_N=1024
 V9_BIG_N=16777219   # v9 launches more than 128 blocks here (the block-wide collect)
 
 step_tests() {
-  timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_reduce_*.py > "$LOG/tests.log" 2>&1
+  # REDUCE_TESTS / TESTS_TIMEOUT narrow the step when device time is short
+  timeout "${TESTS_TIMEOUT:-200}" python3 -m pytest -q -m gpu -p no:cacheprovider ${REDUCE_TESTS:-tests/gpu/test_reduce_*.py} \
+    > "$LOG/tests.log" 2>&1
   rc=$?; note tests "exit $rc ($(tail -1 "$LOG/tests.log"))"
   [ $rc -ne 0 ] && grep -E "^(FAILED|ERROR) " "$LOG/tests.log" | head -15
 }
