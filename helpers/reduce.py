@@ -412,8 +412,10 @@ def reduce_sum(x: Any, version: str, block: Optional[int] = None) -> ReduceResul
     Raises ValueError naming ``version``, ``block``, ``n`` or ``x`` when one is not allowed.
     """
     check_version(version)
+    if block is not None:
+        check_block(block)
     check_input(x)
-    block = default_block(version, int(x.size)) if block is None else check_block(block)
+    block = default_block(version, int(x.size)) if block is None else block
     plan = ReducePlan(version, int(x.size), block)
     value = float(plan(x)[0])
     return ReduceResult(value, version, block, plan.n, plan.grids)
