@@ -893,6 +893,11 @@ def _source(results: dict[str, Any]) -> str:
     return results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
 
 
+def _clock(results: dict[str, Any]) -> str:
+    """The clock of a run's times, in two words (older recordings: cupyx's event time)."""
+    return DEVICE_CLOCK if results.get("timing") == TIMING_VERSION else "GPU event time with launch overhead"
+
+
 def _time_row(results: dict[str, Any], n: int, name: str) -> dict[str, Any]:
     """The row whose time stands for ``name`` at ``n``: a version (:func:`version_row`), the seed
     at its own 128 threads (first pass only), cupy.sum, copy or the empty kernel. ValueError when
@@ -929,15 +934,16 @@ def _ratios(results: dict[str, Any], before: str, after: str, sizes: Sequence[in
 def format_effect(results: dict[str, Any], before: str, after: str,
                   sizes: Sequence[int] = (2**25, 2**28)) -> str:
     """The measured effect of the step ``before`` → ``after``, one line:
-    ``v4 → v5: ×1.02 at 2^25, ×1.03 at 2^28 (end to end; recorded on …)``."""
-    return f"{before} → {after}: {_ratios(results, before, after, sizes)} (end to end; {_source(results)})"
+    ``v4 → v5: ×1.02 at 2^25, ×1.03 at 2^28 (device time, end to end; recorded on …)``."""
+    return f"{before} → {after}: {_ratios(results, before, after, sizes)} ({_clock(results)}, end to end; {_source(results)})"
 
 
 def format_versus(results: dict[str, Any], name: str, base: str = CUPY_SUM,
                   sizes: Sequence[int] = (2**25, 2**28)) -> str:
     """``name`` against ``base`` (time of base / time of name: > 1 means ``name`` is faster), one line:
     ``v4 against cupy.sum: ×0.76 at 2^25, ×0.56 at 2^28 (> 1: v4 faster; recorded on …)``."""
-    return f"{name} against {base}: {_ratios(results, base, name, sizes)} (> 1: {name} faster; {_source(results)})"
+    return (f"{name} against {base}: {_ratios(results, base, name, sizes)} (> 1: {name} faster; {_clock(results)}; "
+            f"{_source(results)})")
 
 
 def format_bandwidth(results: dict[str, Any], n: int, names: Sequence[str]) -> str:
@@ -947,7 +953,7 @@ def format_bandwidth(results: dict[str, Any], n: int, names: Sequence[str]) -> s
         row = _time_row(results, n, name)
         gbps = row.get("gbps", row.get("first_pass_gbps"))
         parts.append(f"{name} {gbps / 1e3:.2f} TB/s{' (read + write)' if name == COPY else ''}")
-    return f"{size_label(n)}: {', '.join(parts)} ({_source(results)})"
+    return f"{size_label(n)}: {', '.join(parts)} (bytes / {_clock(results)}; {_source(results)})"
 
 
 def _range(values: Sequence[float], fmt: str) -> str:
@@ -968,7 +974,7 @@ def format_span(results: dict[str, Any], sizes: Sequence[int]) -> str:
     times = [b["total_us"] for b in best]
     growth = [t1 / t0 for t0, t1 in zip(times, times[1:])]
     sums, copies = ([_time_row(results, n, k) for n in sizes] for k in (CUPY_SUM, COPY))
-    head = (f"{size_label(sizes[0])} .. {size_label(sizes[-1])}: best ({names}) {_range(times, '.1f')} µs, "
+    head = (f"{size_label(sizes[0])} .. {size_label(sizes[-1])}, {_clock(results)}: best ({names}) {_range(times, '.1f')} µs, "
             f"{_range([b['gbps'] for b in best], ',.0f')} GB/s"
             + (f", time ×{_range(growth, '.2f')} per doubling of n" if growth else ""))
     tail = (f"  cupy.sum {_range([r['total_us'] for r in sums], '.1f')} µs, "
@@ -998,7 +1004,7 @@ def format_crossover(results: dict[str, Any], a: str, b: str) -> str:
     below = [m for m in results["sizes"] if m < n]
     before = (f"; {size_label(max(below))}: {time_us(results, a, max(below)):.1f} µs against "
               f"{time_us(results, b, max(below)):.1f} µs" if below else "")
-    return f"{a} takes less time than {b} from {size_label(n)} on ({here}{before}; {_source(results)})"
+    return f"{a} takes less time than {b} from {size_label(n)} on ({_clock(results)}; {here}{before}; {_source(results)})"
 
 
 def format_timing(results: dict[str, Any]) -> str:
