@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from . import reduce_maps, style
@@ -162,10 +163,14 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     ax_dev.set_ylabel("device time, µs (graph replay)", fontsize=9)
     ax_host.set_ylabel("host-inclusive time, µs (call to result)", fontsize=9)
     ax_bw.set_ylabel("GB/s (4 n bytes / device time)", fontsize=9)
-    ax_bw.set_ylim(0, HBM_DATASHEET_TBPS * 1e3 * 1.12)
+    top = max([HBM_DATASHEET_TBPS * 1e3] + [r["gbps"] for r in results["rows"] if isinstance(r.get("gbps"), (int, float))])
+    ax_bw.set_ylim(0, top * 1.12)
     ax_dev.set_title("Device time: what the GPU spends", fontsize=10)
     ax_host.set_title("Host-inclusive time: what a Python caller waits", fontsize=10)
-    ax_bw.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(0.0, 0.55))
+    handles, labels = ax_bw.get_legend_handles_labels()
+    handles.append(Line2D([], [], linestyle="-.", marker="o", ms=2.5, color=colours[EMPTY]))
+    labels.append("empty kernel (time panels): one launch")
+    ax_bw.legend(handles, labels, fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(0.0, 0.42))
     _footer(fig, describe(results))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
