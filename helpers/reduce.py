@@ -5,7 +5,9 @@ Every ladder kernel has one signature, ``reduce_vN<BLOCK>(const float* in, float
 and writes one partial sum per block (the *first pass*). The *second pass* reduces those partials
 until one value remains: v0..v5 relaunch themselves on the partials (each launch divides the count
 by BLOCK or 2 * BLOCK), the grid-stride kernels v6..v8 take them all in one single-block launch, and
-``onepass`` needs no second launch at all (last-block-done, see its file).
+the one-launch kernels (:data:`ONE_LAUNCH`) need no second launch at all: ``onepass`` (last-block-done)
+and ``v9`` (ticket at the start, tagged partials; its block size, grid and loads follow the size,
+:func:`v9_block`, :func:`grid_size`, :func:`v9_streams`).
 
 A :class:`ReducePlan` holds the grids and the partial buffers for one (version, n, block), so a
 benchmark times launches, not allocations. :func:`reduce_sum` is the one-call convenience.

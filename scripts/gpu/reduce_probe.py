@@ -3,6 +3,17 @@ time of one-launch reduction variants, cupy.sum, copy and an empty kernel, inter
 
     python3 scripts/gpu/reduce_probe.py time OUT.json      # prints a table, writes the numbers
     ncu ... python3 scripts/gpu/reduce_probe.py profile OUT.json   # one launch of each size's best
+
+What the two runs on the H200 (2026-12-01, scripts/gpu/probe.sh) showed, and what went into
+kernels/reduce_v9.cu (device time, median of 3 interleaved repetitions; cupy.sum in the same run):
+  * round 1 (probe_onepass): one atom.acq_rel ticket instead of fence + atomic + fence is 0.1-0.6 us
+    faster; the floor of last-block-done was ~2.4 us even for 2^10 (empty kernel 0.72 us), where a
+    single-block v8 took 1.6 us: the chain after the partial sums, not the launch, was the cost.
+  * round 2 (probe_poll): the ticket drawn at block start and {tag, value} 64-bit slots polled by
+    the last-started block: 2^20 2.98 us (cupy.sum 3.23), 2^28 x1.005, 2^30 x1.003 (5 waves);
+    a warp polling many slots serially was slow for large grids (fixed in v9: the whole last block
+    collects beyond 128 slots); evict-first loads helped from 2^24 on.
+Not a recording: the numbers that notebooks print come from data/ (scripts/gpu/reduce.sh).
 """
 from __future__ import annotations
 
