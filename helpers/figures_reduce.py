@@ -13,10 +13,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from . import reduce_maps, style
-from .bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label
+from .bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
 from .reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
@@ -28,73 +29,149 @@ _WASTED = style.KEEPS_OWN  # executes the add, but nobody reads the result (v4's
 # Benchmark charts
 
 def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes] = None) -> Figure:
-    """GB/s of every version at size ``n`` (bytes read once / end-to-end time), as bars, with the
-    seed kernel's first pass (hatched), and cupy.sum and the copy (read + write) as lines."""
+    """GB/s of every version at size ``n`` (bytes read once / device time, both passes), as bars,
+    with the seed kernel's first pass (outlined bars, at 128 and 256 threads), and cupy.sum and the
+    copy (a reference point: read + write bytes) as lines. The legend sits above every line."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 4.2))
     else:
         fig = ax.figure
-    block = results.get("block")
-    rows = [r for v in VERSIONS for r in rows_for(results, n, v, block)]
+    rows = [r for r in (version_row(results, n, v) for v in VERSIONS) if r is not None]
     if not rows:
         raise ValueError(f"n must be a size of this run ({', '.join(size_label(s) for s in results.get('sizes', []))}); "
                          f"got {size_label(n)}")
     best = best_kernel(results, n)
-    names = [r["name"] for r in rows]
+    names = [r["name"] + ("" if r["block"] == results.get("block") else f"\n<{r['block']}>") for r in rows]
     values = [r["gbps"] for r in rows]
     colours = [style.RESULT if best is not None and r is best else style.SKY if r["name"] in LADDER else style.BLUE
                for r in rows]
-    bars = ax.bar(names, values, color=colours, edgecolor=style.BLACK, linewidth=0.5)
-    seed = rows_for(results, n, SEED)
-    if seed:
-        b = ax.bar(["seed v4\n(1st pass)"], [seed[0]["first_pass_gbps"]], color="white",
-                   edgecolor=style.VERMILION, hatch="//", linewidth=1.0)
-        bars = list(bars) + list(b)
-        values.append(seed[0]["first_pass_gbps"])
+    bars = list(ax.bar(names, values, color=colours, edgecolor=style.BLACK, linewidth=0.5))
+    for seed in sorted(rows_for(results, n, SEED), key=lambda r: r["block"]):
+        # outlined, not hatched: hatching means "undefined" in this series
+        b = ax.bar([f"seed\n<{seed['block']}>"], [seed["first_pass_gbps"]], color="white",
+                   edgecolor=style.VERMILION, linewidth=1.8)
+        bars += list(b)
+        values.append(seed["first_pass_gbps"])
     for bar, v in zip(bars, values):
         ax.annotate(f"{v:,.0f}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
                     fontsize=8, xytext=(0, 2), textcoords="offset points")
+    top = max(values)
     for name, colour, ls, label in ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),
-                                    (COPY, style.BLACK, ":", "copy (read + write bytes)")):
+                                    (COPY, style.BLACK, ":", "copy (a reference point: read + write bytes)")):
         ref = rows_for(results, n, name)
         if ref:
             ax.axhline(ref[0]["gbps"], color=colour, linestyle=ls, linewidth=1.2,
                        label=f"{label}: {ref[0]['gbps']:,.0f} GB/s")
-    ax.set_ylabel("GB/s (4 n bytes / time)")
-    ax.set_title(f"Sum of {size_label(n)} float32, block {block}: end to end, both passes", fontsize=11)
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
+            top = max(top, ref[0]["gbps"])
+    ax.set_ylim(0, top * 1.45)  # room above the highest line and bar for the legend
+    ax.set_ylabel("GB/s (4 n bytes / device time)")
+    ax.set_title(f"Sum of {size_label(n)} float32, block {results.get('block')}: device time, both passes",
+                 fontsize=11)
+    handles, labels = ax.get_legend_handles_labels()
+    if rows_for(results, n, SEED):
+        handles.append(Patch(facecolor="white", edgecolor=style.VERMILION, linewidth=1.8))
+        labels.append("the seed's reduce_v4, first pass only (outlined)")
+    ax.legend(handles, labels, loc="upper left", fontsize=8, frameon=False, ncol=2)
+    ax.tick_params(axis="x", labelsize=8)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.text(0.01, 0.005, describe(results), fontsize=7, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    _footer(fig, describe(results))
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
+def _footer(fig: Figure, text: str) -> None:
+    """The source line under a chart, wrapped so it never runs off the figure."""
+    import textwrap
+
+    fig.text(0.01, 0.005, "\n".join(textwrap.wrap(text, 170)), fontsize=7, color="#555555")
+
+
+def regimes(results: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """``(name, first size, last size)`` of the three regimes of a sweep, from its data: "launch
+    cost" while the best kernel takes less than twice its time at the smallest size, "L2" while
+    the input (4 n bytes) fits in the GPU's L2 (``l2_bytes`` of the run), "HBM" beyond."""
+    sizes = sorted(results.get("sizes", []))
+    best = {n: best_kernel(results, n) for n in sizes}
+    sizes = [n for n in sizes if best[n]]
+    if not sizes:
+        return []
+    floor = best[sizes[0]]["total_us"]
+    l2 = results.get("l2_bytes") or 0
+    kinds = ["launch cost" if best[n]["total_us"] < 2 * floor else "L2" if 4 * n <= l2 else "HBM" for n in sizes]
+    out: list[tuple[str, int, int]] = []
+    for n, kind in zip(sizes, kinds):
+        if out and out[-1][0] == kind:
+            out[-1] = (kind, out[-1][1], n)
+        else:
+            out.append((kind, n, n))
+    return out
+
+
 def sweep_chart(results: dict[str, Any]) -> Figure:
-    """GB/s and time against size for each kernel of a sweep, cupy.sum and the copy."""
-    fig, (ax_bw, ax_t) = plt.subplots(1, 2, figsize=(style.FIG_WIDTH, 4.0))
-    names = list(results.get("versions", [])) + [CUPY_SUM, COPY]
-    colours = dict(zip(names, (style.GREEN, style.ORANGE, style.PURPLE, style.SKY)[: len(names) - 2]))
-    colours.update({CUPY_SUM: style.BLUE, COPY: style.BLACK})
+    """Against size, for each kernel of a sweep, cupy.sum, the copy and the empty kernel: device
+    time (top left) beside host-inclusive time (top right), and GB/s from device time (bottom),
+    with the regimes (launch cost, L2, HBM) shaded, the cupy.sum floor marked as launch cost, and
+    the HBM3e datasheet bandwidth as the ceiling."""
+    from .bench import EMPTY, HBM_DATASHEET_TBPS
+
+    fig = plt.figure(figsize=(style.FIG_WIDTH, 7.4))
+    grid = fig.add_gridspec(2, 2, height_ratios=(1, 1))
+    ax_dev, ax_host, ax_bw = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
+    names = list(results.get("versions", [])) + [CUPY_SUM, COPY, EMPTY]
+    colours = dict(zip(results.get("versions", []), (style.GREEN, style.ORANGE, style.PURPLE, style.VERMILION, style.SKY)))
+    colours.update({CUPY_SUM: style.BLUE, COPY: style.BLACK, EMPTY: style.GREY})
     for name in names:
-        rows = sorted((r for r in results["rows"] if r["name"] == name), key=lambda r: r["n"])
+        rows = sorted((r for r in results["rows"] if r["name"] == name and (name != "v9" or r.get("default_block", True))),
+                      key=lambda r: r["n"])
         if not rows:
             continue
         ns = np.array([r["n"] for r in rows], float)
-        ls = ":" if name == COPY else "--" if name == CUPY_SUM else "-"
-        label = "copy (read + write)" if name == COPY else name
-        ax_bw.plot(ns, [r["gbps"] for r in rows], ls, marker="o", ms=3, color=colours[name], label=label)
-        ax_t.plot(ns, [r["total_us"] for r in rows], ls, marker="o", ms=3, color=colours[name], label=label)
-    for ax in (ax_bw, ax_t):
+        ls = ":" if name == COPY else "--" if name == CUPY_SUM else "-."  if name == EMPTY else "-"
+        label = "copy (read + write bytes; a reference point)" if name == COPY else name
+        kw = dict(marker="o", ms=2.5, color=colours.get(name, style.BLACK), label=label, linewidth=1.2)
+        ax_dev.plot(ns, [r["total_us"] for r in rows], ls, **kw)
+        if all("host_us" in r for r in rows):
+            ax_host.plot(ns, [r["host_us"] for r in rows], ls, **kw)
+        if name != EMPTY:
+            ax_bw.plot(ns, [r["gbps"] for r in rows], ls, **kw)
+    shades = {"launch cost": style.LIGHT, "L2": "#E8F4FB", "HBM": "#FFF4E0"}
+    sizes = sorted(results.get("sizes", []))
+    for kind, lo, hi in regimes(results):
+        i_lo, i_hi = sizes.index(lo), sizes.index(hi)
+        x0 = lo / 2**0.5 if i_lo == 0 else (sizes[i_lo - 1] * lo) ** 0.5
+        x1 = hi * 2**0.5 if i_hi == len(sizes) - 1 else (hi * sizes[i_hi + 1]) ** 0.5
+        for ax in (ax_dev, ax_host, ax_bw):
+            ax.axvspan(x0, x1, color=shades[kind], zorder=0, linewidth=0)
+        ax_bw.text((x0 * x1) ** 0.5, 0.98, kind + (" dominates" if kind != "launch cost" else ""),
+                   transform=ax_bw.get_xaxis_transform(), ha="center", va="top", fontsize=8, color="#444444")
+    floor = [r for r in results["rows"] if r["name"] == CUPY_SUM]
+    if floor:
+        low = min(floor, key=lambda r: r["n"])
+        ax_dev.annotate(f"cupy.sum floor ≈ {low['total_us']:.1f} µs:\nlaunch cost, not bytes", (low["n"], low["total_us"]),
+                        xytext=(12, 22), textcoords="offset points", fontsize=7.5, color=style.BLUE,
+                        arrowprops=dict(arrowstyle="-", color=style.BLUE, linewidth=0.8))
+    ax_bw.axhline(HBM_DATASHEET_TBPS * 1e3, color=style.VERMILION, linestyle="--", linewidth=1.0)
+    ax_bw.text(sizes[0] if sizes else 1, HBM_DATASHEET_TBPS * 1e3, f"  HBM3e datasheet {HBM_DATASHEET_TBPS} TB/s: the ceiling for data read from HBM",
+               va="bottom", fontsize=8, color=style.VERMILION)
+    for ax in (ax_dev, ax_host, ax_bw):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("float32 elements")
         ax.spines[["top", "right"]].set_visible(False)
-    ax_t.set_yscale("log")
-    ax_bw.set_ylabel("GB/s")
-    ax_t.set_ylabel("microseconds, end to end")
-    ax_bw.legend(fontsize=8, frameon=False)
-    ax_bw.set_title("Bandwidth", fontsize=11)
-    ax_t.set_title("Time", fontsize=11)
-    fig.text(0.01, 0.005, describe(results), fontsize=7, color="#555555")
+        ax.tick_params(labelsize=8)
+    for ax in (ax_dev, ax_host):
+        ax.set_yscale("log")
+    ax_bw.set_xlabel("float32 elements")
+    ax_dev.set_ylabel("device time, µs (graph replay)", fontsize=9)
+    ax_host.set_ylabel("host-inclusive time, µs (call to result)", fontsize=9)
+    ax_bw.set_ylabel("GB/s (4 n bytes / device time)", fontsize=9)
+    top = max([HBM_DATASHEET_TBPS * 1e3] + [r["gbps"] for r in results["rows"] if isinstance(r.get("gbps"), (int, float))])
+    ax_bw.set_ylim(0, top * 1.12)
+    ax_dev.set_title("Device time: what the GPU spends", fontsize=10)
+    ax_host.set_title("Host-inclusive time: what a Python caller waits", fontsize=10)
+    handles, labels = ax_bw.get_legend_handles_labels()
+    handles.append(Line2D([], [], linestyle="-.", marker="o", ms=2.5, color=colours[EMPTY]))
+    labels.append("empty kernel (time panels): one launch")
+    ax_bw.legend(handles, labels, fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(0.0, 0.42))
+    _footer(fig, describe(results))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
 
@@ -301,13 +378,14 @@ def _live_line(version: str, block: int, n: int) -> str:
         import cupy
 
         from . import reduce as R
-        from .bench import measure_us
+        from .bench import quick_times
 
         x = cupy.ones(n, dtype=cupy.float32)
         plan = R.make_plan(version, n, block)
-        t = measure_us(lambda: plan(x), n_repeat=20, n_warmup=3, max_duration=2.0)
+        dev, host = quick_times(lambda: plan(x))
         got = float(plan(x)[0])
-        return f"  live: {t:.1f} us end to end, {4 * n / t / 1e3:,.0f} GB/s; sum of {n:,} ones = {got:,.0f}"
+        return (f"  live: {dev:.1f} us device time, {4 * n / dev / 1e3:,.0f} GB/s; {host:.1f} us host-inclusive; "
+                f"sum of {n:,} ones = {got:,.0f}")
     except Exception as exc:  # shown as a line, never a traceback
         return f"  live timing unavailable: {type(exc).__name__}: {exc}"
 
@@ -359,8 +437,11 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
 
 
 def show(fig: Figure) -> None:
-    """Display ``fig`` once in a notebook and let pyplot forget it (so no backend shows it again)."""
-    from IPython.display import display
+    """Display ``fig`` once in a notebook, rendered as the series renders every figure
+    (:func:`helpers.figures.figure_png`, its default dpi), and let pyplot forget it."""
+    from IPython.display import Image, display
 
-    display(fig)
+    from .figures import figure_png
+
+    display(Image(figure_png(fig)))
     plt.close(fig)

@@ -5,7 +5,9 @@ Every ladder kernel has one signature, ``reduce_vN<BLOCK>(const float* in, float
 and writes one partial sum per block (the *first pass*). The *second pass* reduces those partials
 until one value remains: v0..v5 relaunch themselves on the partials (each launch divides the count
 by BLOCK or 2 * BLOCK), the grid-stride kernels v6..v8 take them all in one single-block launch, and
-``onepass`` needs no second launch at all (last-block-done, see its file).
+the one-launch kernels (:data:`ONE_LAUNCH`) need no second launch at all: ``onepass`` (last-block-done)
+and ``v9`` (ticket at the start, tagged partials; its block size, grid and loads follow the size,
+:func:`v9_block`, :func:`grid_size`, :func:`v9_streams`).
 
 A :class:`ReducePlan` holds the grids and the partial buffers for one (version, n, block), so a
 benchmark times launches, not allocations. :func:`reduce_sum` is the one-call convenience.
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 LADDER: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4")
-BEYOND: tuple[str, ...] = ("v5", "v6", "v7", "v8", "onepass")
+BEYOND: tuple[str, ...] = ("v5", "v6", "v7", "v8", "onepass", "v9")
 VERSIONS: tuple[str, ...] = LADDER + BEYOND
 # Compiles and runs, but its result is undefined (a shared-memory race): only for racecheck.
 RACY: tuple[str, ...] = ("v4_legacy",)
@@ -60,7 +62,16 @@ _SPECS: dict[str, Version] = {
     "v7": Version("v7", "reduce_v7", 2, True),
     "v8": Version("v8", "reduce_v8", 4, True, vector=True),
     "onepass": Version("onepass", "reduce_onepass", 4, True, vector=True),
+    "v9": Version("v9", "reduce_v9", 4, True, vector=True),
 }
+ONE_LAUNCH: tuple[str, ...] = ("onepass", "v9")  # the whole sum in one launch, whatever the grid
+
+# v9's grid (see grid_size): at most this many waves of resident blocks, and about this many loop
+# iterations per block before a second wave pays off. CUB's DeviceReduce sizes its grid the same
+# way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
+V9_MAX_WAVES = 5
+V9_ITERATIONS_PER_WAVE = 32
+V9_BLOCKS: tuple[int, int] = (256, 1024)  # small inputs, everything else
 
 
 def uses_unroll(version: str) -> bool:
@@ -77,7 +88,9 @@ def kernel_name(version: str, block: int) -> str:
 REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     **{spec.file: tuple(f"{spec.file}<{b}>" for b in BLOCKS) for spec in _SPECS.values()},
     "seed_reduce_v4": (f"seed_reduce_v4<{SEED_BLOCK}>",),
+    "reduce_timing": ("reduce_empty", "reduce_spin"),  # launch-cost yardsticks of helpers.bench
 }
+REDUCE_KERNELS["seed_reduce_v4"] += (f"seed_reduce_v4<{DEFAULT_BLOCK}>",)  # the seed at our block size too
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,11 +178,36 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
         if resident_blocks is None or resident_blocks < 1:
             raise ValueError(f"resident_blocks must be >= 1 for the grid-stride version {version}; "
                              f"got {resident_blocks!r}")
+        if version == "v9":
+            return max(1, min(tiles, v9_waves(tiles, resident_blocks) * resident_blocks))
         return max(1, min(tiles, resident_blocks))
     if tiles > MAX_GRID:
         raise ValueError(f"n={n} needs {tiles} blocks of {version} with block={block}, more than "
                          f"gridDim.x allows ({MAX_GRID}); use a larger block or a grid-stride version")
     return tiles
+
+
+def v9_waves(tiles: int, resident_blocks: int) -> int:
+    """Waves of resident blocks v9 launches for ``tiles`` block-iterations (``BLOCK * UNROLL``
+    float4 each): 1 until each block would loop about :data:`V9_ITERATIONS_PER_WAVE` times, then
+    more, up to :data:`V9_MAX_WAVES` (later waves start where earlier blocks finish, which evens
+    out the SMs' finishing times on long streams)."""
+    return max(1, min(V9_MAX_WAVES, round(tiles / (V9_ITERATIONS_PER_WAVE * resident_blocks))))
+
+
+def v9_block(n: int, sm_count: int, unroll: int = DEFAULT_UNROLL) -> int:
+    """v9's block size for n elements on a GPU of ``sm_count`` SMs: 256 while one block of 256 per
+    SM or fewer covers the input in one round of loads (each block's tree and barrier are cheap),
+    1024 from there (fewer, larger blocks publish fewer partials for the last block to collect)."""
+    small, large = V9_BLOCKS
+    return small if -(-check_n(n) // tile_size("v9", small, unroll)) <= sm_count else large
+
+
+def v9_streams(n: int, l2_bytes: int) -> bool:
+    """True when v9 reads ``n`` floats with evict-first loads: when they do not fit in the L2 of
+    ``l2_bytes`` (from HBM, each byte read once); below that, plain loads, so a repeated sum of
+    the same array finds it in L2."""
+    return 4 * check_n(n) > l2_bytes
 
 
 def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks: Optional[int] = None,
@@ -182,7 +220,7 @@ def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
     grids = [grid_size(version, n, block, resident_blocks, unroll)]
-    if version == "onepass":
+    if version in ONE_LAUNCH:
         return tuple(grids)
     if spec.grid_stride:
         return tuple(grids + [1]) if grids[0] > 1 else tuple(grids)
@@ -195,12 +233,15 @@ def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks
 # Kernels (need a GPU)
 
 @functools.lru_cache(maxsize=None)
-def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL) -> Any:
-    """The compiled ``cupy.RawKernel`` for one instantiation (module compiled once per file/unroll)."""
+def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL, stream: bool = False) -> Any:
+    """The compiled ``cupy.RawKernel`` for one instantiation (module compiled once per file/unroll,
+    and for v9 per load kind: ``stream`` = evict-first loads)."""
     from . import kernels
 
     spec = _SPECS[check_version(version, racy_ok=True)]
     defines = (f"REDUCE_UNROLL={check_unroll(unroll)}",) if spec.vector else ()
+    if version == "v9":
+        defines += (f"REDUCE_STREAM={int(stream)}",)
     mod = kernels.module(spec.file, name_expressions=REDUCE_KERNELS[spec.file], defines=defines)
     return mod.get_function(kernel_name(version, block))
 
@@ -217,6 +258,13 @@ def _resident_blocks(device_id: int, version: str, block: int, unroll: int) -> i
         per_sm = int(attrs["MaxThreadsPerMultiProcessor"]) // block
         warnings.warn(f"occupancy API unavailable ({exc}); assuming {per_sm} blocks of {block} per SM")
     return max(1, per_sm) * int(attrs["MultiProcessorCount"])
+
+
+@functools.lru_cache(maxsize=None)
+def _l2_bytes(device_id: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceProperties(device_id)["l2CacheSize"])
 
 
 def resident_blocks(version: str, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> int:
@@ -253,13 +301,20 @@ class ReducePlan:
         resident = resident_blocks(version, block, unroll) if spec.grid_stride else None
         self.grids: tuple[int, ...] = pass_grids(version, n, block, resident, unroll)
         self.buffers = [cupy.empty(g, dtype=cupy.float32) for g in self.grids]
-        self._kernel = _kernel(version, block, unroll)  # the second pass runs the same kernel
+        if version == "v9":
+            self.buffers = [cupy.empty(1, dtype=cupy.float32)]  # v9's partials live in tagged slots
+        self.stream_loads = version == "v9" and v9_streams(n, _l2_bytes(cupy.cuda.Device().id))
+        self._kernel = _kernel(version, block, unroll, self.stream_loads)  # the second pass: the same kernel
         self._second_launches = [
             ((self.grids[k],), (self.buffers[k - 1], self.buffers[k], numpy.int64(self.grids[k - 1])))
             for k in range(1, len(self.grids))]
         if version == "onepass":
             self._out = cupy.empty(1, dtype=cupy.float32)
             self._done = cupy.zeros(1, dtype=cupy.uint32)  # the last block resets it after use
+        if version == "v9":
+            self._out = self.buffers[0]  # the sum itself: v9 keeps its partials in tagged slots
+            self._slots = cupy.zeros(self.grids[0], dtype=cupy.uint64)  # {tag, value} per block
+            self._state = cupy.zeros(2, dtype=cupy.uint32)  # ticket counter, launch tag
 
     @property
     def launches(self) -> int:
@@ -269,7 +324,7 @@ class ReducePlan:
     @property
     def result(self) -> Any:
         """The 1-element device array that holds the sum after :meth:`second_pass` (or ``plan(x)``)."""
-        return self._out if self.version == "onepass" else self.buffers[-1]
+        return self._out if self.version in ONE_LAUNCH else self.buffers[-1]
 
     def launchers(self, x: Any) -> tuple[Callable[[], None], Callable[[], None]]:
         """Two zero-argument functions that launch the first pass on ``x`` and the second pass.
@@ -284,6 +339,8 @@ class ReducePlan:
         kern, grid, threads = self._kernel, (self.grids[0],), (self.block,)
         if self.version == "onepass":
             args: tuple[Any, ...] = (x, self.buffers[0], self._done, self._out, numpy.int64(self.n))
+        elif self.version == "v9":
+            args = (x, self._slots, self._state, self._out, numpy.int64(self.n))
         else:
             args = (x, self.buffers[0], numpy.int64(self.n))
 
@@ -317,9 +374,20 @@ class ReducePlan:
                 f"grids={self.grids})")
 
 
-def make_plan(version: str, n: int, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> ReducePlan:
-    """A :class:`ReducePlan` (validated: ValueError names the bad parameter)."""
-    return ReducePlan(version, n, block, unroll)
+def default_block(version: str, n: int) -> int:
+    """The block size a version runs with when none is given: :func:`v9_block` for v9 (from this
+    GPU's SM count), :data:`DEFAULT_BLOCK` for every other version."""
+    if check_version(version, racy_ok=True) != "v9":
+        return DEFAULT_BLOCK
+    import cupy
+
+    return v9_block(n, int(cupy.cuda.Device().attributes["MultiProcessorCount"]))
+
+
+def make_plan(version: str, n: int, block: Optional[int] = None, unroll: int = DEFAULT_UNROLL) -> ReducePlan:
+    """A :class:`ReducePlan` (validated: ValueError names the bad parameter); ``block=None``: the
+    version's :func:`default_block`."""
+    return ReducePlan(version, n, default_block(version, n) if block is None else block, unroll)
 
 
 @dataclass(frozen=True)
@@ -337,16 +405,19 @@ class ReduceResult:
         return len(self.grids)
 
 
-def reduce_sum(x: Any, version: str, block: int = DEFAULT_BLOCK) -> ReduceResult:
+def reduce_sum(x: Any, version: str, block: Optional[int] = None) -> ReduceResult:
     """Sum every element of ``x`` (a non-empty, contiguous float32 ``cupy.ndarray``) with one version.
 
-    ``version`` is one of :data:`VERSIONS` (``"v0"`` ... ``"v8"``, ``"onepass"``); ``block`` a power
-    of two in [64, 1024]. Runs the first pass and the second pass and waits for the result.
+    ``version`` is one of :data:`VERSIONS` (``"v0"`` ... ``"v8"``, ``"onepass"``, ``"v9"``); ``block`` a
+    power of two in [64, 1024], or None for the version's :func:`default_block`. Runs the first
+    pass and the second pass and waits for the result.
     Raises ValueError naming ``version``, ``block``, ``n`` or ``x`` when one is not allowed.
     """
     check_version(version)
-    check_block(block)
+    if block is not None:
+        check_block(block)
     check_input(x)
+    block = default_block(version, int(x.size)) if block is None else block
     plan = ReducePlan(version, int(x.size), block)
     value = float(plan(x)[0])
     return ReduceResult(value, version, block, plan.n, plan.grids)
@@ -367,54 +438,68 @@ def first_pass(x: Any, version: str, block: int = DEFAULT_BLOCK) -> Any:
 # ---------------------------------------------------------------------------------------------
 # The seed's kernel, launched as the seed launches it
 
-def seed_grid(n: int) -> int:
-    """The seed's grid: ceil(n / 256) blocks of 128 threads (each block reads 256 elements)."""
-    return -(-check_n(n) // SEED_TILE)
+SEED_BLOCKS: tuple[int, ...] = (SEED_BLOCK, DEFAULT_BLOCK)  # as the seed launches it, and at our block size
 
 
-def seed_first_pass(x: Any, out: Any = None, allow_out_of_bounds: bool = False) -> Any:
+def check_seed_block(block: int) -> int:
+    """Return ``block`` if the seed kernel is compiled for it (:data:`SEED_BLOCKS`)."""
+    if isinstance(block, bool) or block not in SEED_BLOCKS:
+        raise ValueError(f"block must be one of {', '.join(map(str, SEED_BLOCKS))} for the seed kernel; got {block!r}")
+    return block
+
+
+def seed_grid(n: int, block: int = SEED_BLOCK) -> int:
+    """The seed's grid: ceil(n / (2 * block)) blocks (each block reads 2 * block elements; the seed
+    itself launches 128 threads, so ceil(n / 256) blocks)."""
+    return -(-check_n(n) // (2 * check_seed_block(block)))
+
+
+def seed_first_pass(x: Any, out: Any = None, allow_out_of_bounds: bool = False, block: int = SEED_BLOCK) -> Any:
     """Launch the seed's ``reduce_v4`` (``kernels/seed_reduce_v4.cu``) on ``x``; return its partials.
 
     The seed has no bounds check: when ``n`` is not a multiple of 256 its last block reads past the
     end of ``x``. That raises ValueError unless ``allow_out_of_bounds`` (used only to show the bug
     under compute-sanitizer memcheck). ``out``, if given, must hold ``seed_grid(n)`` float32.
     """
-    launch, out = seed_launcher(x, out, allow_out_of_bounds)
+    launch, out = seed_launcher(x, out, allow_out_of_bounds, block)
     launch()
     return out
 
 
-def seed_launcher(x: Any, out: Any = None, allow_out_of_bounds: bool = False) -> tuple[Callable[[], None], Any]:
-    """``(launch, out)``: a zero-argument function launching the seed kernel on ``x`` into ``out``
-    (checked once, here), as :func:`seed_first_pass` does. For timing."""
+def seed_launcher(x: Any, out: Any = None, allow_out_of_bounds: bool = False,
+                  block: int = SEED_BLOCK) -> tuple[Callable[[], None], Any]:
+    """``(launch, out)``: a zero-argument function launching the seed kernel with ``block``
+    threads per block (the seed's 128, or 256) on ``x`` into ``out`` (checked once, here), as
+    :func:`seed_first_pass` does. For timing."""
     import cupy
 
     n = check_array(x)
-    if n % SEED_TILE and not allow_out_of_bounds:
-        raise ValueError(f"n (the size of x) must be a multiple of {SEED_TILE} for the seed kernel, "
+    tile = 2 * check_seed_block(block)
+    if n % tile and not allow_out_of_bounds:
+        raise ValueError(f"n (the size of x) must be a multiple of {tile} for the seed kernel, "
                          f"which has no bounds check; got {n}")
     check_input(x)
-    g = seed_grid(n)
+    g = seed_grid(n, block)
     if g > MAX_GRID:
         raise ValueError(f"n={n} needs {g} blocks, more than gridDim.x allows ({MAX_GRID})")
     if out is None:
         out = cupy.empty(g, dtype=cupy.float32)
     elif out.dtype != cupy.float32 or out.size < g:
         raise ValueError(f"out must be a float32 device array of at least {g} elements")
-    kern, args = _seed_kernel(), (x, out)
+    kern, args = _seed_kernel(block), (x, out)
 
     def launch() -> None:
-        kern((g,), (SEED_BLOCK,), args)
+        kern((g,), (block,), args)
 
     return launch, out
 
 
-@functools.lru_cache(maxsize=1)
-def _seed_kernel() -> Any:
+@functools.lru_cache(maxsize=None)
+def _seed_kernel(block: int = SEED_BLOCK) -> Any:
     from . import kernels
 
     mod = kernels.module("seed_reduce_v4", name_expressions=REDUCE_KERNELS["seed_reduce_v4"])
-    return mod.get_function(REDUCE_KERNELS["seed_reduce_v4"][0])
+    return mod.get_function(f"seed_reduce_v4<{block}>")
 
 
 def error_bound(x_abs_sum: float, n: int, version: str, block: int = DEFAULT_BLOCK,

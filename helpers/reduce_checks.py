@@ -78,6 +78,9 @@ _HEADLINE = re.compile(r"^=+ (\S.*)$")
 _NOT_A_REPORT = re.compile(r"^(COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _TARGET_LINE = re.compile(r" n=(\d+) block=(\d+) offset=")
+_BY_THREAD = re.compile(r"by thread \((\d+),\d+,\d+\) in block \((\d+),\d+,\d+\)")
+# scripts/gpu/reduce.sh's --print-limit: the most reports a run PRINTS; its summary still COUNTS all.
+PRINT_LIMIT = 20
 
 
 def parse_sanitizer(text: str, tool: str) -> dict[str, Any]:
@@ -102,15 +105,19 @@ def parse_sanitizer(text: str, tool: str) -> dict[str, Any]:
             found = True
             errors += int(e)
     reports: list[str] = []
+    counts: dict[str, int] = {}
     for line in text.splitlines():
         m = _HEADLINE.match(line.rstrip())
         if not m or _NOT_A_REPORT.match(m.group(1)):
             continue
         headline = _HEX.sub("0x...", m.group(1)).rstrip(" :")
+        counts[headline] = counts.get(headline, 0) + 1
         if headline not in reports and len(reports) < 8:
             reports.append(headline)
+    threads = sorted({(int(b), int(t)) for t, b in _BY_THREAD.findall(text)})
     return {"tool": tool, "summary_found": found, "errors": errors, "warnings": warnings,
-            "hazards": hazards, "reports": reports}
+            "hazards": hazards, "reports": reports, "printed": sum(counts.values()),
+            "printed_by_headline": counts, "threads": [list(bt) for bt in threads[:256]]}
 
 
 def expected_outcome(kernel: str, tool: str) -> str:
@@ -134,19 +141,60 @@ def summarize_sanitizer_logs(log_dir: Path) -> list[dict[str, Any]]:
     present), judged, with the n and block the target printed; sorted by kernel then tool."""
     runs = []
     for log in sorted(Path(log_dir).glob("*__*.log")):
-        tool, kernel = log.stem.split("__", 1)
+        tool, kernel, *variant = log.stem.split("__")
         if tool not in SANITIZER_TOOLS:
             continue
         text = log.read_text(errors="replace")
         run = judge(parse_sanitizer(text, tool), kernel)
+        if tool == "racecheck":  # TOOL__KERNEL__default.log: racecheck's default report (analysis)
+            run["report"] = variant[0] if variant else "all"
         launch = _TARGET_LINE.search(text)  # printed by helpers.reduce_target
         run["n"], run["block"] = (int(launch.group(1)), int(launch.group(2))) if launch else (None, None)
+        limit = log.with_suffix(".limit")  # the --print-limit the script gave this run
+        run["print_limit"] = int(limit.read_text().strip()) if limit.is_file() else PRINT_LIMIT
         rc = log.with_suffix(".rc")
         run["exit_code"] = int(rc.read_text().strip()) if rc.is_file() and rc.read_text().strip() else None
         runs.append(run)
     order = {k: i for i, k in enumerate(("v0", "v1", "v2", "v3", "v4", "v4_legacy", "v5", "v6", "v7", "v8",
-                                         "onepass", "seed"))}
-    return sorted(runs, key=lambda r: (order.get(r["kernel"], 99), r["tool"]))
+                                         "onepass", "v9", "v9_many_blocks", "seed"))}
+    return sorted(runs, key=lambda r: (order.get(r["kernel"], 99), r["tool"], r.get("report", "")))
+
+
+def format_racecheck_reports(runs: Sequence[dict[str, Any]], kernel: str) -> str:
+    """``kernel``'s racecheck runs side by side, default report and ``--racecheck-report all``:
+    what each PRINTED (at most the script's --print-limit) and what its summary COUNTED, by severity
+    (racecheck calls a hazard between threads of one warp a warning, between warps an error)."""
+    rows = [r for r in runs if r["kernel"] == kernel and r["tool"] == "racecheck"]
+    if not rows:
+        return f"no racecheck run of {kernel} in this recording"
+    head = (f"{'report':<8} {'printed':>8} {'summary: hazards displayed':>27} {'errors':>8} {'warnings':>9}")
+    limits = sorted({r.get("print_limit", PRINT_LIMIT) for r in rows})
+    lines = [f"racecheck on {kernel} (--print-limit {', '.join(map(str, limits))}): printed = reports in the log; "
+             f"errors / warnings = the summary's counts", head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r.get('report', 'all'):<8} {r.get('printed', 0):>8,} {r['hazards']:>27,} {r['errors']:>8,} "
+                     f"{r['warnings']:>9,}")
+    return "\n".join(lines)
+
+
+def format_thread_ranges(run: dict[str, Any]) -> str:
+    """The threads a sanitizer run named (``by thread (t,0,0) in block (b,0,0)``), as ranges per block."""
+    by_block: dict[int, list[int]] = {}
+    for b, t in run.get("threads", []):
+        by_block.setdefault(b, []).append(t)
+    parts = []
+    for b, ts in sorted(by_block.items()):
+        ts.sort()
+        spans, start, prev = [], ts[0], ts[0]
+        for t in ts[1:] + [None]:
+            if t is not None and t == prev + 1:
+                prev = t
+                continue
+            spans.append(f"{start}..{prev}" if prev > start else f"{start}")
+            if t is not None:
+                start = prev = t
+        parts.append(f"block {b}: threads {', '.join(spans)} ({len(ts)} threads)")
+    return "; ".join(parts) or "no thread named"
 
 
 def format_sanitizer(runs: Sequence[dict[str, Any]]) -> str:
@@ -154,6 +202,8 @@ def format_sanitizer(runs: Sequence[dict[str, Any]]) -> str:
     head = f"{'kernel':<10} {'tool':<10} {'errors':>6} {'warn':>5} {'hazards':>7}  {'outcome':<10} expected"
     lines = [head, "-" * len(head)]
     for r in runs:
+        if r.get("report", "all") != "all":
+            continue  # the default-report run is shown by format_racecheck_reports
         flag = "" if r["as_expected"] else "   <-- UNEXPECTED"
         lines.append(f"{r['kernel']:<10} {r['tool']:<10} {r['errors']:>6} {r['warnings']:>5} {r['hazards']:>7}  "
                      f"{r['outcome']:<10} {r['expected']}{flag}")
@@ -280,6 +330,64 @@ def format_ncu_simt(by_version: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+BEYOND_METRICS: tuple[str, ...] = (
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__t_sector_hit_rate.pct",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",   # achieved occupancy
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "launch__registers_per_thread",
+)
+
+
+def summarize_beyond(launches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The LAST launch of each (kernel, grid) in a profile-v9 capture (the warm ones), with
+    sectors per request computed."""
+    last: dict[tuple[str, Optional[int]], dict[str, Any]] = {}
+    for launch in launches:
+        name = launch["version"] or ("cub " + ("single tile" if "SingleTile" in launch["kernel"] else "first pass")
+                                     if "DeviceReduce" in launch["kernel"] else launch["kernel"][:40])
+        last[(name, launch["grid"])] = {"kernel": name, "grid": launch["grid"], "block": launch["block"],
+                                        "metrics": launch["metrics"]}
+    out = list(last.values())
+    for e in out:
+        m = e["metrics"]
+        req = m.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+        sec = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+        e["sectors_per_request"] = sec / req if req and sec is not None else None
+    return out
+
+
+def format_beyond(entries: Sequence[dict[str, Any]]) -> str:
+    """A table of the warm v9 and cupy.sum launches: time, DRAM bytes and % of peak, L2 hit rate,
+    achieved occupancy, sectors per request."""
+    head = (f"{'kernel':<20} {'grid':>6} {'block':>5} {'ncu us':>8} {'DRAM MB':>8} {'DRAM %':>7} {'L2 hit %':>8} "
+            f"{'occup. %':>8} {'sect/req':>8}")
+    lines = [head, "-" * len(head)]
+    for e in entries:
+        m = e["metrics"]
+
+        def f(key: str, fmt: str, scale: float = 1.0) -> str:
+            v = m.get(key)
+            return "n/a" if v is None else format(v / scale, fmt)
+
+        spr = e.get("sectors_per_request")
+        lines.append(f"{e['kernel']:<20} {e['grid'] or 0:>6} {e['block'] or 0:>5} "
+                     f"{f('gpu__time_duration.sum', '.2f', 1e3):>8} {f('dram__bytes_read.sum', '.1f', 1e6):>8} "
+                     f"{f('dram__throughput.avg.pct_of_peak_sustained_elapsed', '.1f'):>7} "
+                     f"{f('lts__t_sector_hit_rate.pct', '.1f'):>8} "
+                     f"{f('sm__warps_active.avg.pct_of_peak_sustained_active', '.1f'):>8} "
+                     f"{'n/a' if spr is None else format(spr, '.1f'):>8}")
+    return "\n".join(lines)
+
+
+def beyond_metrics_text() -> str:
+    """The ncu --metrics list for reduce_target profile-v9."""
+    return ",".join(BEYOND_METRICS)
+
+
 def metric_value(by_version: dict[str, Any], version: str, metric: str) -> Optional[float]:
     """One recorded counter, or None when the version or the metric is not in the recording."""
     return by_version.get(version, {}).get("measured", {}).get(metric)
@@ -310,7 +418,8 @@ def summary_lines() -> list[str]:
             best = bench.best_kernel(sweep, n)
             if best and n in (2**16, 2**20, 2**24, 2**28, 2**30):
                 cells.append(f"{bench.size_label(n)} {best['name']} x{best['vs_cupy_sum']:.2f} {best['gbps']:,.0f} GB/s")
-        out.append("sweep, best vs cupy.sum: " + "; ".join(cells))
+        out.append("sweep, best vs cupy.sum (device time): " + "; ".join(cells))
+        out += ["  " + line for line in bench.format_acceptance(sweep).splitlines()]
     tune = bench.load_recorded("tune")
     if tune:
         cells = []
@@ -347,14 +456,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     n.add_argument("csv", type=Path)
     n.add_argument("--n", type=int, required=True, help="the n the first passes ran with")
     n.add_argument("--block", type=int, required=True)
+    n.add_argument("--beyond", type=Path, help="ncu --csv of reduce_target profile-v9 (v9 and cupy.sum, warm)")
     for p in (s, n):
         p.add_argument("--record", action="store_true", help="write the JSON into data/ (GPU host only)")
     sub.add_parser("summary", help="what data/ holds for the ladder, in a few lines")
     sub.add_parser("metric-sets", help="the ncu metric lists to try, widest first, one per line")
+    sub.add_parser("beyond-metrics", help="the ncu metric list for reduce_target profile-v9")
     args = parser.parse_args(argv)
 
     if args.command == "metric-sets":
         print(metric_sets_text())
+        return 0
+    if args.command == "beyond-metrics":
+        print(beyond_metrics_text())
         return 0
     if args.command == "summary":
         print("\n".join(summary_lines()))
@@ -372,6 +486,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(format_ncu_simt(by_version))
         payload = {"n": args.n, "block": args.block, "metrics": collected_metrics(launches), "by_version": by_version,
                    "launches": launches}
+        if args.beyond and args.beyond.is_file():
+            payload["beyond"] = summarize_beyond(parse_ncu_csv(args.beyond.read_text(errors="replace")))
+            print(format_beyond(payload["beyond"]))
         name, ok = "ncu_ladder", bool(by_version)
     if args.record:
         from . import backend, data

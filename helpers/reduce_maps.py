@@ -219,12 +219,14 @@ def barriers(version: str, block: int = 256) -> dict[str, int]:
     v0..v3: one after the load plus one per step (1 + log2 block). v4/v5/v6: one after the load plus
     one per step with s > 32; warp 0 then runs six steps with two __syncwarp() each (none in
     v4_legacy: the race). v7/v8: one (block_sum_shfl). onepass: two (block_sum_shfl and the
-    last-block ticket), plus one more in the last block only (not counted).
+    last-block ticket), plus one more in the last block only (not counted). v9: one up to 128
+    blocks (warp 0 publishes and collects), two beyond (the ticket broadcast), plus the last
+    block's own (not counted); counted here for its small-grid path.
     """
     if block not in _BLOCKS:
         raise ValueError(f"block must be a power of two in [64, 1024] ({', '.join(map(str, _BLOCKS))}); "
                          f"got {block!r}")
-    if version in ("v7", "v8"):
+    if version in ("v7", "v8", "v9"):
         return {"syncthreads": 1, "syncwarp": 0}
     if version == "onepass":
         return {"syncthreads": 2, "syncwarp": 0}

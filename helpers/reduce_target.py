@@ -3,6 +3,7 @@
     python3 -m helpers.reduce_target sanitize v4 --n 100003 --block 256 --offsets 0,1
     python3 -m helpers.reduce_target sanitize seed --n 1000
     python3 -m helpers.reduce_target profile v0,v1,v2,v3,v4 --n 16777216 --block 256
+    python3 -m helpers.reduce_target profile-v9 --sizes 20,28
 
 ``sanitize`` runs one kernel's full reduction (the seed: its first pass, as the seed launches it,
 out of bounds allowed) on integer-valued input whose sum is exact, once per offset: the input is
@@ -48,7 +49,7 @@ def sanitize(kernel: str, n: int, block: int, offsets: Sequence[int]) -> bool:
         if kernel == "seed":
             got = float(cupy.asnumpy(R.seed_first_pass(x, allow_out_of_bounds=True)).sum(dtype=np.float64))
         else:
-            got = float(R.make_plan(kernel, n, block)(x)[0])
+            got = float(R.make_plan(kernel, n, None if kernel == "v9" else block)(x)[0])
         cupy.cuda.runtime.deviceSynchronize()
         ok &= got == want
         threads = R.SEED_BLOCK if kernel == "seed" else block
@@ -68,6 +69,24 @@ def profile(versions: Sequence[str], n: int, block: int) -> None:
         print(f"profiled {R.kernel_name(v, block)} n={n}", flush=True)
 
 
+def profile_one_launch(sizes: Sequence[int], warm: int = 2) -> None:
+    """For ``ncu --cache-control none``: at each size, v9 and cupy.sum launched ``warm`` + 1 times
+    each on the same input (so the last launch of each sees the L2 as a repeated call does)."""
+    import cupy
+
+    for n in sizes:
+        x = cupy.random.RandomState(n).random_sample(size=n, dtype=cupy.float32)
+        plan = R.make_plan("v9", n)
+        for _ in range(warm + 1):
+            plan(x)
+        for _ in range(warm + 1):
+            cupy.sum(x)
+        cupy.cuda.runtime.deviceSynchronize()
+        print(f"profiled {R.kernel_name('v9', plan.block)} grid {plan.grids[0]} and cupy.sum, n={n}", flush=True)
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m helpers.reduce_target", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,7 +99,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("versions", help="comma list, e.g. v0,v1,v2,v3,v4")
     p.add_argument("--n", type=int, default=2**24)
     p.add_argument("--block", type=int, default=R.DEFAULT_BLOCK)
+    q = sub.add_parser("profile-v9", help="v9 and cupy.sum, warm, for Nsight Compute")
+    q.add_argument("--sizes", default="20,28", help="comma list of log2 sizes")
     args = parser.parse_args(argv)
+    if args.command == "profile-v9":
+        profile_one_launch([2 ** int(k) for k in args.sizes.split(",")])
+        return 0
     R.check_block(args.block)
     R.check_n(args.n)
     if args.command == "sanitize":

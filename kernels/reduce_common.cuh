@@ -93,6 +93,16 @@ __device__ __forceinline__ float block_sum_shfl(float v) {
 }
 // [end:block_sum_shfl]
 
+// One 16-byte load: through the read-only path (const __restrict__), or evict-first (__ldcs).
+template <bool STREAM>
+__device__ __forceinline__ float4 load_vec4(const float4* __restrict__ p) {
+    if constexpr (STREAM) {
+        return __ldcs(p);
+    } else {
+        return *p;
+    }
+}
+
 // [anchor:thread_sum_vec4]
 // This thread's share of in[0 .. n), read through 16-byte float4 loads, UNROLL independent loads in
 // flight per iteration (the bytes in flight per SM are what keeps HBM busy). The whole grid shares
@@ -103,7 +113,9 @@ __device__ __forceinline__ float block_sum_shfl(float v) {
 //         contiguous bytes per load);
 //   tail: the t-th of the 0..3 floats after the last whole vector, if t < tail.
 // Every element of in[0 .. n) is read exactly once by exactly one thread, none past n.
-template <int BLOCK, int UNROLL>
+// STREAM: the body's loads are evict-first (__ldcs, CUDA C++ Programming Guide, "Load Functions
+// Using Cache Hints"): each byte is read once, so it need not stay in L2 (reduce_v9).
+template <int BLOCK, int UNROLL, bool STREAM = false>
 __device__ __forceinline__ float thread_sum_vec4(const float* __restrict__ in, long long n) {
     static_assert(UNROLL >= 1, "UNROLL must be at least 1");
     const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
@@ -123,12 +135,12 @@ __device__ __forceinline__ float thread_sum_vec4(const float* __restrict__ in, l
     for (; i + (UNROLL - 1) * threads < m; i += UNROLL * threads) {
         float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = body[i + u * threads];  // all loads issued first
+        for (int u = 0; u < UNROLL; ++u) v[u] = load_vec4<STREAM>(body + i + u * threads);  // all issued first
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
     for (; i < m; i += threads) {  // fewer than UNROLL vectors left for this thread
-        const float4 v = body[i];
+        const float4 v = load_vec4<STREAM>(body + i);
         sum += (v.x + v.y) + (v.z + v.w);
     }
     return sum;

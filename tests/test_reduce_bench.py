@@ -14,30 +14,40 @@ from helpers import reduce as R
 
 def _row(name: str, n: int, total_us: float, block: int | None = 256, **extra: Any) -> dict[str, Any]:
     return {"name": name, "n": n, "block": block, "launches": 2, "first_pass_us": total_us * 0.9,
-            "second_pass_us": total_us * 0.1, "total_us": total_us, "correct": True,
-            "partials_written": True, "abs_err": 0.0, "err_bound": 1.0, **extra}
+            "second_pass_us": total_us * 0.1, "total_us": total_us, "total_us_reps": [total_us * f for f in (0.99, 1, 1.01)],
+            "host_us": total_us + 10.0, "host_us_reps": [total_us + 10.0] * 3, "correct": True,
+            "partials_written": True, "abs_err": 0.0, "err_bound": 1.0, "deterministic": True, "determinism_runs": 5,
+            **extra}
 
 
 def fake_ladder(sizes=(2**20, 2**25, 2**28), slow_v2: bool = False, wrong: str = "") -> dict[str, Any]:
+    """A ladder run in the recorded format: every version, v4 also at 128, v9 at its own block
+    (1024), the seed at 128 and 256, copy, cupy.sum and the empty kernel; times fall with the
+    version index, so v9 is the fastest."""
     rows: list[dict[str, Any]] = []
     for n in sizes:
         scale = n / 2**20
-        copy_row = {"name": bench.COPY, "n": n, "total_us": 3.0 * scale, "gbps": 8 * n / (3.0 * scale) / 1e3}
-        sum_row = {"name": bench.CUPY_SUM, "n": n, "total_us": 2.0 * scale, "gbps": 4 * n / (2.0 * scale) / 1e3}
-        rows += [copy_row, sum_row]
+        copy_row = {"name": bench.COPY, "n": n, "total_us": 3.0 * scale, "gbps": 8 * n / (3.0 * scale) / 1e3,
+                    "host_us": 3.0 * scale + 10}
+        sum_row = {"name": bench.CUPY_SUM, "n": n, "total_us": 2.0 * scale, "gbps": 4 * n / (2.0 * scale) / 1e3,
+                   "total_us_reps": [2.0 * scale] * 3, "host_us": 2.0 * scale + 15}
+        empty_row = {"name": bench.EMPTY, "n": n, "total_us": 0.7, "host_us": 10.0, "host_us_reps": [10.0] * 3}
+        rows += [copy_row, sum_row, empty_row]
         for i, v in enumerate(R.VERSIONS):
-            t = (10.0 - i) * scale * 0.9 * (2.0 if slow_v2 and v == "v2" else 1.0)
-            r = _row(v, n, t)
+            t = (12.0 - i) * scale * 0.9 * (2.0 if slow_v2 and v == "v2" else 1.0)
+            r = _row(v, n, t, block=1024 if v == "v9" else 256)
+            if v == "v9":
+                r["default_block"] = True
             if v == wrong:
                 r.update(correct=False, abs_err=5.0)
             rows.append(bench._finish_row(r, copy_row, sum_row))
         rows.append(bench._finish_row(_row("v4", n, 7.0 * scale, block=128), copy_row, sum_row))
-        seed_t = 6.0 * scale
-        rows.append({"name": bench.SEED, "n": n, "block": 128, "first_pass_us": seed_t,
-                     "first_pass_gbps": 4 * n / seed_t / 1e3, "first_pass_only": True, "correct": True,
-                     "pct_copy": 50.0, "vs_cupy_sum": 0.5})
+        for b, seed_t in ((128, 7.0 * scale), (256, 7.5 * scale)):
+            rows.append({"name": bench.SEED, "n": n, "block": b, "first_pass_us": seed_t,
+                         "first_pass_gbps": 4 * n / seed_t / 1e3, "first_pass_only": True, "correct": True,
+                         "pct_copy": 50.0, "vs_cupy_sum": 0.5})
     out = {"kind": "ladder", "gpu": "Fake GPU", "block": 256, "sizes": list(sizes), "versions": list(R.VERSIONS),
-           "rows": rows}
+           "rows": rows, "timing": bench.TIMING_VERSION, "reps": 3, "replays": 5, "host_repeats": 20, "l2_bytes": 2**23}
     out["failures"] = bench.failures(out)
     out["acceptance"] = bench.acceptance(out)
     return out
@@ -64,7 +74,7 @@ def test_no_gpu_shows_the_recorded_run(no_gpu: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "showing the recorded results instead" in out
     assert "recorded on NVIDIA H200 (driver 1.2, CuPy 14.2.0)" in out
-    assert "versions v0, v1, v2, v3, v4, v5, v6, v7, v8, onepass" in out
+    assert "versions v0, v1, v2, v3, v4, v5, v6, v7, v8, onepass, v9" in out
     assert "PASS  ladder v0->v4 monotone at 2^25" in out
     loaded = bench.load_recorded("ladder")
     assert loaded["source"].startswith("recorded on NVIDIA H200") and loaded["stamp"]["date"]
@@ -87,8 +97,9 @@ def test_runs_need_a_gpu(no_gpu: Path) -> None:
 
 def test_acceptance_passes_and_fails() -> None:
     acc = bench.acceptance(fake_ladder())
-    assert all(a["pass"] for a in acc.values()), acc
-    assert "v4 >= seed kernel at 2^28" in acc and "best >= 1.3x cupy.sum at 2^20" in acc
+    ladder = {k: a for k, a in acc.items() if not k.startswith("best ")}
+    assert all(a["pass"] for a in ladder.values()), ladder
+    assert "v4<128> >= seed kernel<128> at 2^28" in acc and "v4<256> >= seed kernel<256> at 2^28" in acc
     bad = bench.acceptance(fake_ladder(slow_v2=True, wrong="v6"))
     assert not bad["ladder v0->v4 monotone at 2^25"]["pass"]
     assert "v1->v2 x0." in bad["ladder v0->v4 monotone at 2^25"]["detail"]
@@ -96,11 +107,33 @@ def test_acceptance_passes_and_fails() -> None:
     assert "v6<256> n=1048576: sum off" in bad["every version correct"]["detail"]
 
 
+def test_goals_use_the_median_and_show_the_spread() -> None:
+    res = fake_ladder(sizes=(2**20, 2**24, 2**28, 2**30))
+    res["kind"] = "sweep"
+    g = bench.goals(res)
+    assert set(g) == {"best <= 2.6 us at 2^20", "best deterministic at 2^20",
+                      "best host-inclusive at 2^20 within 1.2x of the empty kernel's",
+                      "best >= 1.50x cupy.sum at 2^20", "best >= 1.04x cupy.sum at 2^24",
+                      "best >= 1.00x cupy.sum at 2^28", "best >= 1.00x cupy.sum at 2^30",
+                      "best >= 4.50 TB/s at 2^28", "best >= 4.55 TB/s at 2^30",
+                      "best within 3 % of cupy.sum or faster at every size"}
+    two = g["best >= 1.50x cupy.sum at 2^20"]  # v9 1.8 µs against cupy.sum 2.0 µs: x1.11
+    assert not two["pass"] and "v9<1024> 1.80 µs (1.78–1.82 over 3 repetitions)" in two["detail"]
+    assert two["detail"].endswith("x1.111")
+    host = g["best host-inclusive at 2^20 within 1.2x of the empty kernel's"]  # 11.8 µs against 10.0
+    assert host["pass"] and host["detail"].endswith("x1.18")
+    assert g["best deterministic at 2^20"]["pass"] and not g["best <= 2.6 us at 2^20"]["pass"] is False
+    assert "% of the 4.8 TB/s datasheet" in g["best >= 4.50 TB/s at 2^28"]["detail"]
+
+
 def test_best_kernel_and_rows() -> None:
     res = fake_ladder()
-    assert bench.best_kernel(res, 2**28)["name"] == "onepass"
+    assert bench.best_kernel(res, 2**28)["name"] == "v9"
     assert len(bench.rows_for(res, 2**25, "v4")) == 2
     assert bench.rows_for(res, 2**25, "v4", 128)[0]["block"] == 128
+    assert bench.version_row(res, 2**25, "v9")["block"] == 1024
+    assert bench.version_row(res, 2**25, "v4")["block"] == 256
+    assert bench.spread(bench.version_row(res, 2**25, "v4")) is not None
 
 
 def test_tables_and_labels() -> None:
@@ -119,23 +152,43 @@ def test_tables_and_labels() -> None:
 def test_notebook_views_of_a_run() -> None:
     res = fake_ladder(slow_v2=True)
     steps = bench.format_steps(res)
-    assert "v1->v2 x0.56 SLOWER" in steps and "v2->v3 x2.29" in steps
-    assert [round(k, 2) for _, _, k in bench.step_ratios(res, 2**25)] == [1.11, 0.56, 2.29, 1.17]
+    assert "v1->v2 x0.55 SLOWER" in steps and "v2->v3 x2.22 faster" in steps
+    assert [round(k, 2) for _, _, k in bench.step_ratios(res, 2**25)] == [1.09, 0.55, 2.22, 1.12]
+    assert bench.step_verdict(1.02) == bench.step_verdict(0.98) == "same within drift"
     vs = bench.format_versus_seed(res, 2**25)
-    assert "v4<128>" in vs and "v4<256>" in vs and "not in this recording" in vs
-    seed = bench.rows_for(res, 2**25, bench.SEED)[0]
-    seed["first_launch_us"] = 4.9 * seed["first_pass_us"]
-    assert "x4.9 the warm median" in bench.format_versus_seed(res, 2**25)
+    assert "block  128: v4" in vs and "block  256: v4" in vs and "a block-size gain, not a fix" in vs
+    assert "first launch in a fresh process): not in this recording" in vs
+    res["seed_fresh_first_launch_us"] = {str(2**25): [4.9 * 7.0 * 32] * 3}
+    assert "= x4.9–4.9 the warm median" in bench.format_versus_seed(res, 2**25)
     assert "were not both run" in bench.format_versus_seed(res, 2**21)
     goals = bench.format_goals(res).splitlines()
-    assert len(goals) == 4 and all(g.startswith(("PASS", "FAIL")) for g in goals[1:])
+    assert len(goals) == 1 + 6 and all(g.startswith(("PASS", "FAIL")) for g in goals[1:])
     assert len(bench.format_accuracy(res, 2**25).splitlines()) == 4  # the rows carry no sums
     for r in res["rows"]:
         r["value"] = 1000.0
     acc = bench.format_accuracy(res, 2**25)
     assert acc.count("yes") == len(R.VERSIONS) and "1.00e+00" not in acc
     sweep = bench.format_sweep(res)
-    assert len(sweep.splitlines()) == 3 + 3
+    assert len(sweep.splitlines()) == 5 + 3
+
+
+def test_timing_helpers_label_device_and_host_time() -> None:
+    """Every table and line that shows a time says which clock it is (issue: device time beside
+    host-inclusive time, each labelled); recordings made the old way say that they include host
+    launch overhead."""
+    res = fake_ladder()
+    table = bench.format_table(res, sizes=[2**20])
+    assert "device us" in table and "host us" in table
+    assert bench.DEVICE_METHOD in table and bench.HOST_METHOD in table
+    assert "device time (CUDA graph replay), median of 3 interleaved repetitions" in bench.describe(res)
+    sweep = bench.format_sweep(res)
+    assert "device us" in sweep and "host us" in sweep and sweep.count("device:") == 1 and "host:" in sweep
+    timing = bench.format_timing(res)
+    assert timing.startswith("ladder: device time: median of 3 interleaved") and "host-inclusive time: median" in timing
+    assert "device µs" in bench.format_steps(res) and "device time" in bench.format_versus_seed(res, 2**25)
+    old = {k: v for k, v in res.items() if k != "timing"}
+    assert "includes host launch overhead" in bench.describe(old) and "includes host launch overhead" in \
+        bench.format_timing(old)
 
 
 def test_run_or_recorded_without_a_gpu(no_gpu: Path) -> None:
@@ -165,19 +218,21 @@ def test_format_tune_grid() -> None:
 
 def test_measured_numbers_for_prose() -> None:
     res = fake_ladder()
-    assert bench.speedup(res, "v4", "v5", 2**25) == pytest.approx(6 / 5)
-    assert bench.time_us(res, bench.SEED, 2**25) == pytest.approx(6.0 * 32)  # first pass only
+    assert bench.speedup(res, "v4", "v5", 2**25) == pytest.approx(8 / 7)
+    assert bench.time_us(res, bench.SEED, 2**25) == pytest.approx(7.0 * 32)  # first pass only, block 128
+    assert bench.time_us(res, "v9", 2**25) == pytest.approx(1.8 * 32)       # v9 at its own block
     assert bench.format_effect(res, "v4", "v5") == \
-        "v4 → v5: ×1.20 at 2^25, ×1.20 at 2^28 (end to end; live on Fake GPU)"
+        "v4 → v5: ×1.14 at 2^25, ×1.14 at 2^28 (device time, end to end; live on Fake GPU)"
     res["source"] = "recorded on Fake GPU"
-    assert bench.format_effect(res, "v0", "v1", (2**20,)).endswith("×1.11 at 2^20 (end to end; recorded on Fake GPU)")
+    assert bench.format_effect(res, "v0", "v1", (2**20,)).endswith(
+        "×1.09 at 2^20 (device time, end to end; recorded on Fake GPU)")
     assert bench.format_versus(res, "onepass", sizes=(2**28,)) == \
-        "onepass against cupy.sum: ×2.22 at 2^28 (> 1: onepass faster; recorded on Fake GPU)"
+        "onepass against cupy.sum: ×0.74 at 2^28 (> 1: onepass faster; device time; recorded on Fake GPU)"
     assert bench.format_bandwidth(res, 2**20, ("onepass", bench.COPY)) == \
-        (f"2^20: onepass {4 * 2**20 / 0.9 / 1e6:.2f} TB/s, copy {8 * 2**20 / 3.0 / 1e6:.2f} TB/s (read + write) "
-         "(recorded on Fake GPU)")
-    with pytest.raises(ValueError, match=r"name must be one of the rows at n=2\^25 .*got 'v9'"):
-        bench.speedup(res, "v4", "v9", 2**25)
+        (f"2^20: onepass {4 * 2**20 / 2.7 / 1e6:.2f} TB/s, copy {8 * 2**20 / 3.0 / 1e6:.2f} TB/s (read + write) "
+         "(bytes / device time; recorded on Fake GPU)")
+    with pytest.raises(ValueError, match=r"name must be one of the rows at n=2\^25 .*got 'v10'"):
+        bench.speedup(res, "v4", "v10", 2**25)
     with pytest.raises(ValueError, match=r"n=2\^21 \(none\)"):
         bench.format_effect(res, "v4", "v5", (2**21,))
     with pytest.raises(ValueError, match="sizes must name at least one size"):
@@ -187,18 +242,16 @@ def test_measured_numbers_for_prose() -> None:
 def test_span_crossover_and_timing() -> None:
     res = fake_ladder(sizes=(2**20, 2**21, 2**22))
     span = bench.format_span(res, [2**21, 2**20]).splitlines()
-    assert span[0].startswith("2^20 .. 2^21: best (onepass) 0.9–1.8 µs")
+    assert span[0].startswith("2^20 .. 2^21, device time: best (v9) 1.8–3.6 µs")
     assert "time ×2.00 per doubling of n" in span[0]
-    assert span[1].strip().startswith("cupy.sum 2.0–4.0 µs") and span[1].endswith("best ×2.22 cupy.sum")
+    assert span[1].strip().startswith("cupy.sum 2.0–4.0 µs") and span[1].endswith("best ×1.11 cupy.sum")
     with pytest.raises(ValueError, match=r"sizes must all be sizes of the run \(2\^20, 2\^21, 2\^22\); got 2\^25"):
         bench.format_span(res, [2**25])
     assert bench.crossover(res, bench.CUPY_SUM, bench.COPY) == 2**20      # faster everywhere
     bench.rows_for(res, 2**21, bench.COPY)[0]["total_us"] = 1.0            # the copy wins at 2^21
     assert bench.crossover(res, bench.CUPY_SUM, bench.COPY) == 2**22
     line = bench.format_crossover(res, bench.CUPY_SUM, bench.COPY)
-    assert line.startswith("cupy.sum takes less time than copy from 2^22 on (2^22: 8.0 µs against 12.0 µs; "
-                           "2^21: 4.0 µs against 1.0 µs; live on Fake GPU")
+    assert line.startswith("cupy.sum takes less time than copy from 2^22 on (device time; 2^22: 8.0 µs against "
+                           "12.0 µs; 2^21: 4.0 µs against 1.0 µs; live on Fake GPU")
     assert bench.crossover(res, "v0", bench.CUPY_SUM) is None
     assert "never takes less time" in bench.format_crossover(res, "v0", bench.CUPY_SUM)
-    res.update(n_repeat=50, n_warmup=10)
-    assert bench.format_timing(res) == "ladder: median of 50 timed runs after 10 warm-ups"

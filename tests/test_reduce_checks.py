@@ -209,3 +209,46 @@ def test_simt_table_of_a_complete_recording_has_no_footnote() -> None:
     full = {m: 1.0 for m in C.NCU_METRICS}
     table = C.format_ncu_simt({"v0": {"measured": full}})
     assert C.NOT_RECORDED not in table
+
+
+def test_racecheck_reports_side_by_side_and_thread_ranges(tmp_path) -> None:
+    """Printed reports (capped by the script's --print-limit) against the summary's counts, for the
+    default report and --racecheck-report all; the threads a memcheck run named, as ranges."""
+    race = ("========= Warning: (Warp Level Programming) Potential RAW hazard detected at __shared__ 0x10 in block (1,0,0) :\n"
+            * 3 + "========= RACECHECK SUMMARY: 3 hazards displayed (0 errors, 500 warnings)\n")
+    (tmp_path / "racecheck__v4_legacy.log").write_text(race)
+    (tmp_path / "racecheck__v4_legacy.limit").write_text("20\n")
+    (tmp_path / "racecheck__v4_legacy__default.log").write_text(
+        race.replace("3 hazards displayed (0 errors, 500 warnings)", "1 hazard displayed (0 errors, 1 warning)"))
+    mem = "".join(f"========= Invalid __global__ read of size 4 bytes\n=========     at seed_reduce_v4+0x10\n"
+                  f"=========     by thread ({t},0,0) in block (3,0,0)\n" for t in range(104, 128))
+    (tmp_path / "memcheck__seed.log").write_text(mem + "========= ERROR SUMMARY: 26 errors\n")
+    (tmp_path / "memcheck__seed.limit").write_text("1000\n")
+    runs = C.summarize_sanitizer_logs(tmp_path)
+    text = C.format_racecheck_reports(runs, "v4_legacy")
+    lines = text.splitlines()
+    assert "--print-limit 20" in lines[0]
+    assert lines[3].split() == ["all", "3", "3", "0", "500"] and lines[4].split() == ["default", "3", "1", "0", "1"]
+    seed = next(r for r in runs if r["kernel"] == "seed")
+    assert seed["errors"] == 26 and seed["printed_by_headline"] == {"Invalid __global__ read of size 4 bytes": 24}
+    assert seed["print_limit"] == 1000
+    assert C.format_thread_ranges(seed) == "block 3: threads 104..127 (24 threads)"
+    assert "default" not in C.format_sanitizer(runs)  # the table shows each kernel and tool once
+    assert "no racecheck run of v9" in C.format_racecheck_reports(runs, "v9")
+
+
+def test_beyond_counters_keep_the_warm_launch() -> None:
+    def row(i: int, kernel: str, grid: int, t: float) -> str:
+        return "\n".join(f'"{i}","1","python3","127.0.0.1","{kernel}","0","(1024, 1, 1)","({grid}, 1, 1)","0","9.0",'
+                          f'"SM Frequency","{m}","unit","{v}"'
+                          for m, v in (("gpu__time_duration.sum", t), ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 2),
+                                       ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 32)))
+    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Block Size","Grid Size","Device",'
+            '"CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+    text = "\n".join([head, row(0, "void reduce_v9<1024>(...)", 64, 9000), row(1, "void reduce_v9<1024>(...)", 64, 3000),
+                      row(2, "void cub::DeviceReduceKernel<...>(...)", 256, 2900)])
+    beyond = C.summarize_beyond(C.parse_ncu_csv(text))
+    assert [(e["kernel"], e["metrics"]["gpu__time_duration.sum"]) for e in beyond] == [("v9", 3000.0),
+                                                                                          ("cub first pass", 2900.0)]
+    assert beyond[0]["sectors_per_request"] == 16.0
+    assert "v9" in C.format_beyond(beyond).splitlines()[2]

@@ -16,8 +16,9 @@ def test_bad_block_names_block_and_allowed_values(block) -> None:
 
 
 def test_bad_version_names_version_and_allowed_values() -> None:
-    with pytest.raises(ValueError, match="version must be one of v0, v1, v2, v3, v4, v5, v6, v7, v8, onepass; got 'v9'"):
-        R.reduce_sum(np.ones(8, np.float32), "v9")
+    with pytest.raises(ValueError, match="version must be one of v0, v1, v2, v3, v4, v5, v6, v7, v8, onepass, v9; "
+                                         "got 'v10'"):
+        R.reduce_sum(np.ones(8, np.float32), "v10")
     with pytest.raises(ValueError, match="version must be one of"):
         R.reduce_sum(np.ones(8, np.float32), "v4_legacy")  # undefined result: not offered by reduce_sum
     assert R.check_version("v4_legacy", racy_ok=True) == "v4_legacy"
@@ -77,7 +78,9 @@ def test_pass_grids_end_in_one_block() -> None:
     assert R.pass_grids("v8", 2**28, 256, 1056) == (1056, 1)
     assert R.pass_grids("v7", 100, 256, 1056) == (1,)
     assert R.pass_grids("onepass", 2**28, 256, 1056) == (1056,)
-    for v in R.VERSIONS[:-1]:  # all but onepass, which is one launch whatever its grid
+    for v in R.VERSIONS:
+        if v in R.ONE_LAUNCH:  # one launch whatever its grid
+            continue
         for n in (1, 1000, 2**30):
             assert R.pass_grids(v, n, 64, 4224)[-1] == 1
 
@@ -90,7 +93,8 @@ def test_too_many_blocks_is_refused() -> None:
 def test_registry_lists_every_instantiation() -> None:
     assert R.REDUCE_KERNELS["reduce_v0"] == tuple(f"reduce_v0<{b}>" for b in R.BLOCKS)
     assert R.REDUCE_KERNELS["reduce_onepass"][-1] == "reduce_onepass<1024>"
-    assert R.REDUCE_KERNELS["seed_reduce_v4"] == ("seed_reduce_v4<128>",)
+    assert R.REDUCE_KERNELS["seed_reduce_v4"] == ("seed_reduce_v4<128>", "seed_reduce_v4<256>")
+    assert R.REDUCE_KERNELS["reduce_timing"] == ("reduce_empty", "reduce_spin")
     assert R.kernel_name("v4_legacy", 64) == "reduce_v4_legacy<64>"
     from helpers.kernel_registry import registry
 
@@ -111,3 +115,22 @@ def test_error_bound_grows_with_the_chain() -> None:
     strided = R.error_bound(1.0, 2**20, "v8", 256, first_grid=1)
     assert 0 < tree < strided
     assert tree < 1e-5
+
+
+def test_v9_grid_regimes() -> None:
+    """The L2-resident case launches one round of loads (every thread its UNROLL float4 once); the
+    HBM case launches whole waves of resident blocks, more waves the longer the stream."""
+    assert R.pass_grids("v9", 2**20, 1024, 264) == (64,)          # 2^20 / (1024 threads x 4 x 4)
+    assert R.pass_grids("v9", 1000, 256, 1056) == (1,)            # one block: no ticket at all
+    assert R.pass_grids("v9", 2**24, 1024, 264) == (264,)         # one wave
+    assert R.pass_grids("v9", 2**28, 1024, 264) == (2 * 264,)
+    assert R.pass_grids("v9", 2**30, 1024, 264) == (R.V9_MAX_WAVES * 264,)
+    assert R.v9_block(2**19, 132) == 256 and R.v9_block(2**20, 132) == 1024
+    assert R.v9_waves(10, 264) == 1 and R.v9_waves(10**9, 264) == R.V9_MAX_WAVES
+    assert not R.v9_streams(2**22, 50 * 2**20) and R.v9_streams(2**24, 50 * 2**20)
+
+
+def test_seed_block_is_checked() -> None:
+    assert R.seed_grid(1024) == 4 and R.seed_grid(1024, 256) == 2
+    with pytest.raises(ValueError, match="block must be one of 128, 256 for the seed kernel; got 512"):
+        R.seed_grid(1024, 512)

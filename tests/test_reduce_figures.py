@@ -22,8 +22,12 @@ def _close():
 def test_ladder_chart() -> None:
     fig = F.ladder_chart(fake_ladder(), n=2**25)
     ax = fig.axes[0]
-    assert len(ax.patches) == 11  # ten versions and the seed's first pass
-    assert any("cupy.sum" in t.get_text() for t in ax.get_legend().get_texts())
+    assert len(ax.patches) == 13  # eleven versions and the seed's first pass at 128 and 256 threads
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("cupy.sum" in t for t in texts) and any("outlined" in t for t in texts)
+    assert not any(p.get_hatch() for p in ax.patches)  # hatching means undefined, and nothing here is
+    top = max(line.get_ydata()[0] for line in ax.get_lines())
+    assert ax.get_ylim()[1] >= 1.4 * top  # the legend sits above the copy and cupy.sum lines
     with pytest.raises(ValueError, match="n must be a size of this run"):
         F.ladder_chart(fake_ladder(), n=2**21)
 
@@ -32,7 +36,12 @@ def test_sweep_chart() -> None:
     res = fake_ladder(sizes=(2**16, 2**20, 2**24))
     res["kind"], res["versions"] = "sweep", ["v8", "onepass"]
     fig = F.sweep_chart(res)
-    assert len(fig.axes[0].lines) == 4
+    dev, host, bw = fig.axes
+    assert len(dev.lines) == 5 and len(host.lines) == 5  # v8, onepass, cupy.sum, copy, empty kernel
+    assert "device time" in dev.get_ylabel() and "host-inclusive" in host.get_ylabel()
+    assert any("launch cost" in t.get_text() for t in dev.texts)
+    assert any("datasheet" in t.get_text() for t in bw.texts)
+    assert [k for k, _, _ in F.regimes(res)] == ["launch cost", "L2", "HBM"][: len(F.regimes(res))]
 
 
 @pytest.mark.parametrize("version", ["v0", "v1", "v2", "v4"])
@@ -44,7 +53,7 @@ def test_lanes_figure(version: str) -> None:
 def test_maps_figures() -> None:
     assert len(F.bank_conflicts_figure(("v1", "v2"), 256).axes) == 2
     assert len(F.first_step_figure(("v2", "v3"), 128).axes) == 2
-    assert len(F.barriers_chart(256).axes[0].patches) == 20
+    assert len(F.barriers_chart(256).axes[0].patches) == 22
 
 
 @pytest.mark.parametrize("version", F.EXPLORER_VERSIONS)

@@ -1,0 +1,144 @@
+// reduce_v9: one launch with no round trip after the sum. Improves on onepass: the time from the
+// last block's partial sum to the result, and a grid sized for where the data lives.
+//
+// onepass publishes each block's partial, then pays three trips to L2 in a row in its last block:
+// the __threadfence that waits for the partial's store, the atomicAdd that draws the ticket, and
+// the reads of the other partials. At n = 2^20 that chain is a large part of the kernel. Here:
+//   - the ticket is drawn when the block STARTS (thread 0, atomicAdd), while its loads are in
+//     flight, so nobody waits for it. The block that draws the last ticket is the last to start:
+//     every other block is already running and will finish without waiting for anything, so its
+//     wait below always ends (the dynamic-ticket argument of decoupled look-back; Merrill &
+//     Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016);
+//   - each block publishes its partial as ONE 64-bit store {tag, value} (st.relaxed.gpu): an
+//     aligned 64-bit access is single-copy atomic (PTX ISA, Memory Consistency Model), so a reader
+//     sees the tag and the value of the same write, and needs no fence to trust the value;
+//   - the last-started block polls the slots (ld.relaxed.gpu) until every tag is this launch's,
+//     then adds them in index order: the same bits on every run, as onepass. Up to 128 slots,
+//     warp 0 alone publishes and collects (no block barrier); beyond, the whole last block does.
+// The tag is a launch count kept in the workspace (state[1]): read by each block when it starts,
+// advanced by the last block when it ends, so the next launch on the same stream sees it.
+// The dispatcher (helpers/reduce.py: v9_block, grid_size, v9_streams) sizes the grid: below the
+// L2's size every thread issues its REDUCE_UNROLL loads once; above it, a few waves of resident
+// blocks stream from HBM, and the loads are evict-first (-DREDUCE_STREAM=1: __ldcs, each byte is
+// read once, so keeping it in L2 would only push out what is still to be read).
+// Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
+// memory system. At large n the loads run at about 95 % of the HBM3e datasheet's 4.8 TB/s, which
+// is where cupy.sum (CUB) runs too; at n = 2^20 the kernel's fixed costs (launch, first load,
+// block tree, publish, poll) take more time than moving the 4 MiB.
+//
+// Contract: blockDim.x == BLOCK, a power of two in [64, 1024]; any grid >= 1; `slots` holds at
+// least gridDim.x 64-bit words and `state` two 32-bit words, all zero when first allocated and
+// then owned by one stream with one grid (the last block resets state[0] and advances state[1]);
+// two launches sharing a workspace must not run concurrently; `in` any 4-byte aligned float*
+// (as reduce_v8); n >= 1. *out = the sum of in[0 .. n). Build with -DREDUCE_UNROLL=k as reduce_v8
+// and -DREDUCE_STREAM=0|1 (plain or evict-first loads; default 0).
+#include "reduce_common.cuh"
+
+#ifndef REDUCE_UNROLL
+#define REDUCE_UNROLL 4
+#endif
+
+namespace warplab {
+namespace reduce {
+
+// [anchor:v9_slots]
+// Relaxed, gpu-scope (morally strong) accesses: they see each other across blocks without a fence.
+__device__ __forceinline__ void store_slot(unsigned long long* slot, unsigned int tag, float value) {
+    const unsigned long long word = (static_cast<unsigned long long>(tag) << 32) | __float_as_uint(value);
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
+}
+__device__ __forceinline__ unsigned long long load_slot(const unsigned long long* slot) {
+    unsigned long long word;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
+    return word;
+}
+__device__ __forceinline__ unsigned int load_u32(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+// [end:v9_slots]
+
+// [anchor:v9_collect]
+// The last-started block's THREADS threads read the gridDim.x slots, 4 per thread per pass (all
+// 4 loads in flight), until every slot carries this launch's tag; each thread adds its values in
+// index order, so the result's bits depend only on n and the grid.
+template <int THREADS>
+__device__ __forceinline__ float collect_slots(const unsigned long long* slots, unsigned int want, unsigned int t) {
+    float total = 0.0f;
+    for (unsigned int b0 = 0; b0 < gridDim.x; b0 += 4 * THREADS) {
+        unsigned long long word[4];
+        bool ready;
+        do {
+            ready = true;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const unsigned int b = b0 + k * THREADS + t;
+                word[k] = b < gridDim.x ? load_slot(&slots[b]) : static_cast<unsigned long long>(want) << 32;
+                ready &= static_cast<unsigned int>(word[k] >> 32) == want;
+            }
+        } while (!ready);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) total += __uint_as_float(static_cast<unsigned int>(word[k]));
+    }
+    return total;
+}
+// [end:v9_collect]
+
+}  // namespace reduce
+}  // namespace warplab
+
+#ifndef REDUCE_STREAM
+#define REDUCE_STREAM 0
+#endif
+
+// [anchor:reduce_v9]
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned int* state, float* out, long long n) {
+    static_assert(warplab::reduce::valid_block(BLOCK), "BLOCK must be a power of two in [64, 1024]");
+    namespace wr = warplab::reduce;
+    constexpr unsigned int kWarpSlots = 4 * warplab::kWarpSize;  // what one warp collects in one pass
+    __shared__ bool is_last_block;
+    __shared__ unsigned int launch_tag;
+    const bool one_block = gridDim.x == 1;  // uniform: nobody to wait for, no ticket
+    unsigned int ticket = 0, tag = 0;
+    if (threadIdx.x == 0 && !one_block) {
+        ticket = atomicAdd(&state[0], 1u);            // drawn at the start: off the critical path
+        tag = wr::load_u32(&state[1]) + 1u;           // this launch's tag
+    }
+    float sum = wr::thread_sum_vec4<BLOCK, REDUCE_UNROLL, REDUCE_STREAM != 0>(in, n);
+    sum = wr::block_sum_shfl<BLOCK>(sum);             // valid in thread 0
+    if (one_block) {
+        if (threadIdx.x == 0) *out = sum;
+        return;
+    }
+    if (gridDim.x <= kWarpSlots) {  // uniform. Few slots: warp 0 alone publishes and collects, no barrier
+        if (threadIdx.x >= warplab::kWarpSize) return;
+        if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);  // value and tag in one store
+        ticket = __shfl_sync(0xffffffffu, ticket, 0);
+        tag = __shfl_sync(0xffffffffu, tag, 0);
+        if (ticket != gridDim.x - 1) return;          // uniform in the warp
+        const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize>(slots, tag, threadIdx.x));
+        if (threadIdx.x == 0) {
+            *out = total;
+            state[0] = 0u;  // every block has drawn its ticket: ready for the next launch
+            state[1] = tag; // the next launch tags with tag + 1
+        }
+        return;
+    }
+    if (threadIdx.x == 0) {  // many slots: the whole last block collects them
+        wr::store_slot(&slots[blockIdx.x], tag, sum);
+        is_last_block = (ticket == gridDim.x - 1);
+        launch_tag = tag;
+    }
+    __syncthreads();  // also separates the two block_sum_shfl calls (they share warp_sums)
+    if (!is_last_block) return;  // uniform across the block
+    const float total = wr::block_sum_shfl<BLOCK>(wr::collect_slots<BLOCK>(slots, launch_tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        state[0] = 0u;
+        state[1] = launch_tag;
+    }
+}
+// [end:reduce_v9]
