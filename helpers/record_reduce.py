@@ -8,8 +8,13 @@
 * ``block_reduce.json``  every :data:`BLOCK_CASES` configuration run on the GPU (``{"cases": [...]}``,
   each with its config, input, and what every thread returned, 0 where the model says undefined);
 * ``sanitizer_block.json``  compute-sanitizer racecheck and synccheck on :data:`SANITIZER_RUNS`
-  (one process per kernel and tool, in parallel, through :mod:`helpers.block_reduce_target`),
-  parsed by :func:`helpers.reduce_checks.parse_sanitizer`; written only where compute-sanitizer exists.
+  (one process per kernel, tool and racecheck report mode, in parallel, through
+  :mod:`helpers.block_reduce_target`), parsed by :func:`helpers.reduce_checks.parse_sanitizer`, with
+  the summary line and the first report lines as printed; written only where compute-sanitizer exists.
+  Racecheck runs once per :data:`RACECHECK_REPORTS` mode (its default, ``analysis``, and ``all``),
+  and in ``hazard`` mode too for the :data:`RACY` kernels. Every run prints at most
+  :data:`PRINT_LIMIT` reports (``--print-limit``: our choice, compute-sanitizer's default is 100);
+  the summary's error and warning counts are not limited by it, its "hazards displayed" is.
 
 ``python -m helpers.record`` calls :func:`record`; ``python3 -m helpers.record_reduce`` does too.
 CI, without a GPU, checks that the emulator reproduces each file (tests/test_warp_reduce.py,
@@ -21,6 +26,7 @@ import argparse
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +42,13 @@ from .warp_reduce import compare_methods, warp_reduce_trace
 
 SANITIZER_TOOLS: tuple[str, ...] = ("racecheck", "synccheck")
 SANITIZER_TIMEOUT_S = 180
+SANITIZER_WORKERS = 12   # compute-sanitizer processes at once (the GPU host has 16 cores)
+# racecheck --racecheck-report modes recorded for every kernel: "analysis" is racecheck's default (one
+# report per racing pair of instructions, with its hazard count), "all" adds the byte-accurate
+# "hazard" reports (one per byte of shared memory in contention).
+RACECHECK_REPORTS: tuple[str, ...] = ("analysis", "all")
+PRINT_LIMIT = 20         # --print-limit: reports printed per run (compute-sanitizer's default is 100)
+EXCERPT_LINES = 16       # report lines kept verbatim per run
 
 
 def _ints(seed: int, shape: Any, lo: int = -9, hi: int = 10) -> np.ndarray:
@@ -109,21 +122,50 @@ def expected_outcome(kernel: str, tool: str) -> str:
     return "reported" if kernel in RACY and tool == "racecheck" else "clean"
 
 
-def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exit_code: Optional[int]) -> dict[str, Any]:
-    """One run's record: the parsed summary, its outcome (clean / reported / incomplete) and expectation."""
+def sanitizer_jobs() -> list[tuple[str, int, int, str, Optional[str]]]:
+    """(kernel, x, y, tool, racecheck report mode or None) for every compute-sanitizer run recorded."""
+    jobs: list[tuple[str, int, int, str, Optional[str]]] = []
+    for k, x, y in SANITIZER_RUNS:
+        reports = (*RACECHECK_REPORTS, *(("hazard",) if k in RACY else ()))
+        jobs += [(k, x, y, "racecheck", r) for r in reports] + [(k, x, y, "synccheck", None)]
+    return jobs
+
+
+_SUMMARY_LINE = re.compile(r"^=+ ((?:RACECHECK|ERROR) SUMMARY: .*)$")
+_REPORT_LINE = re.compile(r"^=+ (?!\s*(?:COMPUTE-SANITIZER|RACECHECK SUMMARY|ERROR SUMMARY))(.*\S.*)$")
+
+
+def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exit_code: Optional[int],
+                  report: Optional[str] = None) -> dict[str, Any]:
+    """One run's record: the parsed summary, its outcome (clean / reported / incomplete) and expectation,
+    the racecheck ``report`` mode, :data:`PRINT_LIMIT`, the summary line as printed (``summary_line``)
+    and the first :data:`EXCERPT_LINES` report lines as printed, prefix stripped (``excerpt``)."""
     from .reduce_checks import parse_sanitizer
 
     s = parse_sanitizer(text, tool)
     total = s["errors"] + s["warnings"] + s["hazards"]
     outcome = "incomplete" if not s["summary_found"] else "reported" if total else "clean"
     expected = expected_outcome(kernel, tool)
+    lines = text.splitlines()
+    summary = [m.group(1).strip() for line in lines if (m := _SUMMARY_LINE.match(line.rstrip()))]
+    excerpt = [m.group(1) for line in lines if (m := _REPORT_LINE.match(line.rstrip()))][:EXCERPT_LINES]
     return {**s, "kernel": kernel, "block": list(block), "exit_code": exit_code, "outcome": outcome,
-            "expected": expected, "as_expected": outcome == expected}
+            "expected": expected, "as_expected": outcome == expected, "report": report,
+            "print_limit": PRINT_LIMIT, "summary_line": " | ".join(summary), "excerpt": excerpt}
 
 
-def _sanitize(kernel: str, x: int, y: int, tool: str) -> dict[str, Any]:
-    cmd = ["compute-sanitizer", "--tool", tool, *(["--racecheck-report", "all"] if tool == "racecheck" else []),
-           "--print-limit", "20", sys.executable, "-m", "helpers.block_reduce_target", kernel, str(x), str(y)]
+def sanitizer_command(kernel: str, x: int, y: int, tool: str, report: Optional[str] = None) -> list[str]:
+    """The compute-sanitizer command line of one run (racecheck: ``--racecheck-report report``)."""
+    if (tool == "racecheck") != (report is not None):
+        raise ValueError(f"report must be one of 'analysis', 'hazard', 'all' for racecheck and None for other "
+                         f"tools; got tool={tool!r}, report={report!r}")
+    mode = ["--racecheck-report", report] if report is not None else []
+    return ["compute-sanitizer", "--tool", tool, *mode, "--print-limit", str(PRINT_LIMIT), sys.executable, "-m",
+            "helpers.block_reduce_target", kernel, str(x), str(y)]
+
+
+def _sanitize(kernel: str, x: int, y: int, tool: str, report: Optional[str]) -> dict[str, Any]:
+    cmd = sanitizer_command(kernel, x, y, tool, report)
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     try:
@@ -131,7 +173,7 @@ def _sanitize(kernel: str, x: int, y: int, tool: str) -> dict[str, Any]:
         text, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as exc:
         text, rc = f"timed out after {SANITIZER_TIMEOUT_S} s\n{exc.stdout or ''}", None
-    return sanitizer_run(text, tool, kernel, (x, y), rc)
+    return sanitizer_run(text, tool, kernel, (x, y), rc, report)
 
 
 def _write(out_dir: Path, name: str, payload: dict[str, Any], stamp: dict[str, str]) -> Path:
@@ -174,8 +216,8 @@ def record_sanitizer(out_dir: Path, stamp: dict[str, str]) -> Optional[Path]:
     if shutil.which("compute-sanitizer") is None:
         print("record_reduce: compute-sanitizer not found; sanitizer_block.json not written", file=sys.stderr)
         return None
-    jobs = [(k, x, y, tool) for k, x, y in SANITIZER_RUNS for tool in SANITIZER_TOOLS]
-    with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
+    jobs = sanitizer_jobs()
+    with ThreadPoolExecutor(max_workers=min(SANITIZER_WORKERS, len(jobs))) as pool:
         runs = list(pool.map(lambda j: _sanitize(*j), jobs))
     return _write(out_dir, "sanitizer_block", {"runs": runs}, stamp)
 
@@ -204,8 +246,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     for p in (p for p in written if p.stem == "sanitizer_block"):
         for r in json.loads(p.read_text())["runs"]:
             flag = "" if r["as_expected"] else "  UNEXPECTED"
-            print(f"  {r['tool']:9} {r['kernel']:8} {tuple(r['block'])}: {r['outcome']} "
-                  f"(errors {r['errors']}, warnings {r['warnings']}, hazards {r['hazards']}){flag}")
+            mode = f" --racecheck-report {r['report']}" if r["report"] else ""
+            print(f"  {r['tool']:9} {r['kernel']:13} {tuple(r['block'])}{mode}: {r['outcome']} "
+                  f"({r['summary_line'] or 'no summary'}){flag}")
     return 0
 
 
