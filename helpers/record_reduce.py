@@ -13,8 +13,9 @@
   the summary line and the first report lines as printed; written only where compute-sanitizer exists.
   Racecheck runs once per :data:`RACECHECK_REPORTS` mode (its default, ``analysis``, and ``all``),
   and in ``hazard`` mode too for the :data:`RACY` kernels. Every run prints at most
-  :data:`PRINT_LIMIT` reports (``--print-limit``: our choice, compute-sanitizer's default is 100);
-  the summary's error and warning counts are not limited by it, its "hazards displayed" is.
+  :data:`PRINT_LIMIT` reports (``--print-limit``: our choice, compute-sanitizer's default is 100),
+  except the :data:`UNLIMITED` runs, repeated with ``--print-limit 0`` (no limit) to show which
+  numbers of the summary the limit changes.
 
 ``python -m helpers.record`` calls :func:`record`; ``python3 -m helpers.record_reduce`` does too.
 CI, without a GPU, checks that the emulator reproduces each file (tests/test_warp_reduce.py,
@@ -48,6 +49,7 @@ SANITIZER_WORKERS = 12   # compute-sanitizer processes at once (the GPU host has
 # "hazard" reports (one per byte of shared memory in contention).
 RACECHECK_REPORTS: tuple[str, ...] = ("analysis", "all")
 PRINT_LIMIT = 20         # --print-limit: reports printed per run (compute-sanitizer's default is 100)
+UNLIMITED: tuple[tuple[str, str], ...] = (("seed_y", "all"),)   # (kernel, report) also run with --print-limit 0
 EXCERPT_LINES = 16       # report lines kept verbatim per run
 
 
@@ -122,12 +124,17 @@ def expected_outcome(kernel: str, tool: str) -> str:
     return "reported" if kernel in RACY and tool == "racecheck" else "clean"
 
 
-def sanitizer_jobs() -> list[tuple[str, int, int, str, Optional[str]]]:
-    """(kernel, x, y, tool, racecheck report mode or None) for every compute-sanitizer run recorded."""
-    jobs: list[tuple[str, int, int, str, Optional[str]]] = []
+Job = tuple[str, int, int, str, Optional[str], int]   # kernel, x, y, tool, racecheck report or None, print limit
+
+
+def sanitizer_jobs() -> list[Job]:
+    """(kernel, x, y, tool, racecheck report mode or None, print limit) of every compute-sanitizer run."""
+    jobs: list[Job] = []
     for k, x, y in SANITIZER_RUNS:
         reports = (*RACECHECK_REPORTS, *(("hazard",) if k in RACY else ()))
-        jobs += [(k, x, y, "racecheck", r) for r in reports] + [(k, x, y, "synccheck", None)]
+        jobs += [(k, x, y, "racecheck", r, PRINT_LIMIT) for r in reports]
+        jobs += [(k, x, y, "racecheck", r, 0) for kk, r in UNLIMITED if kk == k]
+        jobs.append((k, x, y, "synccheck", None, PRINT_LIMIT))
     return jobs
 
 
@@ -136,10 +143,10 @@ _REPORT_LINE = re.compile(r"^=+ (?!\s*(?:COMPUTE-SANITIZER|RACECHECK SUMMARY|ERR
 
 
 def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exit_code: Optional[int],
-                  report: Optional[str] = None) -> dict[str, Any]:
+                  report: Optional[str] = None, print_limit: int = PRINT_LIMIT) -> dict[str, Any]:
     """One run's record: the parsed summary, its outcome (clean / reported / incomplete) and expectation,
-    the racecheck ``report`` mode, :data:`PRINT_LIMIT`, the summary line as printed (``summary_line``)
-    and the first :data:`EXCERPT_LINES` report lines as printed, prefix stripped (``excerpt``)."""
+    the racecheck ``report`` mode and ``print_limit`` it ran with, the summary line as printed
+    (``summary_line``) and its first :data:`EXCERPT_LINES` report lines, prefix stripped (``excerpt``)."""
     from .reduce_checks import parse_sanitizer
 
     s = parse_sanitizer(text, tool)
@@ -151,21 +158,23 @@ def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exi
     excerpt = [m.group(1) for line in lines if (m := _REPORT_LINE.match(line.rstrip()))][:EXCERPT_LINES]
     return {**s, "kernel": kernel, "block": list(block), "exit_code": exit_code, "outcome": outcome,
             "expected": expected, "as_expected": outcome == expected, "report": report,
-            "print_limit": PRINT_LIMIT, "summary_line": " | ".join(summary), "excerpt": excerpt}
+            "print_limit": print_limit, "summary_line": " | ".join(summary), "excerpt": excerpt}
 
 
-def sanitizer_command(kernel: str, x: int, y: int, tool: str, report: Optional[str] = None) -> list[str]:
-    """The compute-sanitizer command line of one run (racecheck: ``--racecheck-report report``)."""
+def sanitizer_command(kernel: str, x: int, y: int, tool: str, report: Optional[str] = None,
+                      print_limit: int = PRINT_LIMIT) -> list[str]:
+    """The compute-sanitizer command line of one run (racecheck: ``--racecheck-report report``;
+    ``print_limit`` 0 prints every report)."""
     if (tool == "racecheck") != (report is not None):
         raise ValueError(f"report must be one of 'analysis', 'hazard', 'all' for racecheck and None for other "
                          f"tools; got tool={tool!r}, report={report!r}")
     mode = ["--racecheck-report", report] if report is not None else []
-    return ["compute-sanitizer", "--tool", tool, *mode, "--print-limit", str(PRINT_LIMIT), sys.executable, "-m",
+    return ["compute-sanitizer", "--tool", tool, *mode, "--print-limit", str(print_limit), sys.executable, "-m",
             "helpers.block_reduce_target", kernel, str(x), str(y)]
 
 
-def _sanitize(kernel: str, x: int, y: int, tool: str, report: Optional[str]) -> dict[str, Any]:
-    cmd = sanitizer_command(kernel, x, y, tool, report)
+def _sanitize(kernel: str, x: int, y: int, tool: str, report: Optional[str], print_limit: int) -> dict[str, Any]:
+    cmd = sanitizer_command(kernel, x, y, tool, report, print_limit)
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     try:
@@ -173,7 +182,7 @@ def _sanitize(kernel: str, x: int, y: int, tool: str, report: Optional[str]) -> 
         text, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as exc:
         text, rc = f"timed out after {SANITIZER_TIMEOUT_S} s\n{exc.stdout or ''}", None
-    return sanitizer_run(text, tool, kernel, (x, y), rc, report)
+    return sanitizer_run(text, tool, kernel, (x, y), rc, report, print_limit)
 
 
 def _write(out_dir: Path, name: str, payload: dict[str, Any], stamp: dict[str, str]) -> Path:
@@ -246,7 +255,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for p in (p for p in written if p.stem == "sanitizer_block"):
         for r in json.loads(p.read_text())["runs"]:
             flag = "" if r["as_expected"] else "  UNEXPECTED"
-            mode = f" --racecheck-report {r['report']}" if r["report"] else ""
+            mode = (f" --racecheck-report {r['report']}" if r["report"] else "") + f" --print-limit {r['print_limit']}"
             print(f"  {r['tool']:9} {r['kernel']:13} {tuple(r['block'])}{mode}: {r['outcome']} "
                   f"({r['summary_line'] or 'no summary'}){flag}")
     return 0

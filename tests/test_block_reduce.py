@@ -212,13 +212,14 @@ def test_sanitizer_runs_are_judged() -> None:
 def test_sanitizer_jobs_and_commands() -> None:
     jobs = rr.sanitizer_jobs()
     assert len(jobs) == len(set(jobs))
-    for kernel, x, y, tool, report in jobs:
-        cmd = rr.sanitizer_command(kernel, x, y, tool, report)
+    for kernel, x, y, tool, report, limit in jobs:
+        cmd = rr.sanitizer_command(kernel, x, y, tool, report, limit)
         assert cmd[:3] == ["compute-sanitizer", "--tool", tool] and cmd[-3:] == [kernel, str(x), str(y)]
-        assert cmd[cmd.index("--print-limit") + 1] == str(rr.PRINT_LIMIT)
+        assert cmd[cmd.index("--print-limit") + 1] == str(limit)
         assert ("--racecheck-report" in cmd) == (tool == "racecheck")
-    modes = {(k, r) for k, _, _, t, r in jobs if t == "racecheck"}
-    assert {("seed_y", m) for m in ("analysis", "all", "hazard")} <= modes and ("sum", "hazard") not in modes
+    modes = {(k, r, n) for k, _, _, t, r, n in jobs if t == "racecheck"}
+    assert {("seed_y", m, rr.PRINT_LIMIT) for m in ("analysis", "all", "hazard")} <= modes
+    assert ("seed_y", "all", 0) in modes and ("sum", "hazard", rr.PRINT_LIMIT) not in modes
     assert {k for k, *_ in jobs} == {k for k, _, _ in rr.SANITIZER_RUNS}
     with pytest.raises(ValueError, match="report must be one of"):
         rr.sanitizer_command("y", 5, 7, "synccheck", "all")
@@ -271,7 +272,7 @@ def test_recorded_sanitizer_outcomes() -> None:
     assert {(r["kernel"], tuple(r["block"]), r["tool"]) for r in runs} == \
         {(k, (x, y), t) for k, x, y in rr.SANITIZER_RUNS for t in rr.SANITIZER_TOOLS}
     if all("report" in r for r in runs):   # recorded since report modes were: one run per job
-        assert sorted((r["kernel"], *r["block"], r["tool"], r["report"]) for r in runs) == \
+        assert sorted((r["kernel"], *r["block"], r["tool"], r["report"], r["print_limit"]) for r in runs) == \
             sorted(rr.sanitizer_jobs())
     bad = [(r["tool"], r["kernel"], r.get("report"), r["outcome"]) for r in runs if not r["as_expected"]]
     assert not bad, bad
