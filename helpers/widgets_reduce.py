@@ -251,19 +251,56 @@ def _block_figure(block: tuple[int, int], results: list, label: str) -> Figure:
     return figures_block.block_grid_figure(block, results, source_label=label, show_tid=False)
 
 
-def sanitizer_table(recording: dict[str, Any], kernels: Optional[tuple[str, ...]] = None) -> str:
-    """``data/sanitizer_block.json`` as a table: tool, kernel, block, errors, warnings, hazards, outcome
-    (only the runs of ``kernels``, when given)."""
-    names = {"sum": "BlockReduce", "all": "BlockAllReduce", "x": "BlockXReduce", "y": "BlockYReduce",
-             "seed_y": "seed BlockYReduce", "b2b": "BlockReduce x2, barrier", "b2b_nobarrier": "BlockReduce x2, none"}
-    lines = [f"{'tool':<10} {'kernel':<23} {'block':<9} {'errors':>6} {'warnings':>8} {'hazards':>7}  outcome"]
+SANITIZER_NAMES: dict[str, str] = {
+    "sum": "BlockReduce", "all": "BlockAllReduce", "x": "BlockXReduce", "y": "BlockYReduce",
+    "seed_y": "seed BlockYReduce", "b2b": "BlockReduce x2, barrier", "b2b_nobarrier": "BlockReduce x2, none"}
+# Runs recorded before the report mode and print limit were stored (2026-11-30) all used
+# `--racecheck-report all --print-limit 20` (helpers/record_reduce.py of that date).
+_OLD_RACECHECK = {"report": "all", "print_limit": 20}
+
+
+def _run_settings(r: dict[str, Any]) -> tuple[Optional[str], int]:
+    old = _OLD_RACECHECK if r["tool"] == "racecheck" else {"report": None, "print_limit": 20}
+    return r.get("report", old["report"]), r.get("print_limit", old["print_limit"])
+
+
+def sanitizer_table(recording: dict[str, Any], kernels: Optional[tuple[str, ...]] = None,
+                    tools: Optional[tuple[str, ...]] = None) -> str:
+    """``data/sanitizer_block.json`` as a table, one row per compute-sanitizer run (only those of
+    ``kernels`` and ``tools``, when given): tool, kernel, block, racecheck report mode
+    (``--racecheck-report``; "analysis" is racecheck's default), ``--print-limit`` (0: none), then
+    what the summary line says. ``printed`` is racecheck's "N hazards displayed": the reports it
+    printed, which stop at the print limit; ``errors`` and ``warnings`` are what it counted, which do
+    not ("-" where a tool prints no such number: synccheck has only an error count)."""
+    lines = [f"{'tool':<10} {'kernel':<23} {'block':<9} {'report':<9} {'limit':>5} {'printed':>7} {'errors':>6} "
+             f"{'warnings':>8}  outcome"]
     for r in recording["runs"]:
-        if kernels is not None and r["kernel"] not in kernels:
+        if (kernels is not None and r["kernel"] not in kernels) or (tools is not None and r["tool"] not in tools):
             continue
+        report, limit = _run_settings(r)
+        race = r["tool"] == "racecheck"
         blk = f"({r['block'][0]}, {r['block'][1]})"
-        lines.append(f"{r['tool']:<10} {names.get(r['kernel'], r['kernel']):<23} {blk:<9} {r['errors']:>6} "
-                     f"{r['warnings']:>8} {r['hazards']:>7}  {r['outcome']}")
+        lines.append(f"{r['tool']:<10} {SANITIZER_NAMES.get(r['kernel'], r['kernel']):<23} {blk:<9} "
+                     f"{report or '-':<9} {limit:>5} {r['hazards'] if race else '-':>7} {r['errors']:>6} "
+                     f"{r['warnings'] if race else '-':>8}  {r['outcome']}")
     return "\n".join(lines)
+
+
+def sanitizer_excerpt(recording: dict[str, Any], kernel: str, report: str = "analysis",
+                      print_limit: int = 20, max_lines: int = 8) -> str:
+    """The first ``max_lines`` report lines racecheck printed for ``kernel`` in ``report`` mode with
+    ``print_limit``, and its summary line, as recorded; ValueError naming what was recorded when
+    that run is not in ``recording`` (or was recorded before report lines were kept)."""
+    runs = [r for r in recording["runs"] if r["tool"] == "racecheck" and r["kernel"] == kernel]
+    run = next((r for r in runs if _run_settings(r) == (report, print_limit) and "excerpt" in r), None)
+    if run is None:
+        have = ", ".join(f"{_run_settings(r)[0]} (limit {_run_settings(r)[1]})" + ("" if "excerpt" in r else ", no lines")
+                         for r in runs) or "none"
+        raise ValueError(f"no racecheck run of {kernel!r} with --racecheck-report {report} --print-limit "
+                         f"{print_limit} and its report lines in this recording; recorded: {have}")
+    shown = run["excerpt"][:max_lines]
+    more = len(run["excerpt"]) - len(shown)
+    return "\n".join([*shown, *([f"... ({more} more lines kept)"] if more > 0 else []), run["summary_line"]])
 
 
 def recorded_case(recording: dict[str, Any], name: str) -> Any:

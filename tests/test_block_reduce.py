@@ -276,3 +276,26 @@ def test_recorded_sanitizer_outcomes() -> None:
             sorted(rr.sanitizer_jobs())
     bad = [(r["tool"], r["kernel"], r.get("report"), r["outcome"]) for r in runs if not r["as_expected"]]
     assert not bad, bad
+
+
+def test_sanitizer_table_tells_printed_from_counted() -> None:
+    from helpers import widgets_reduce as W
+
+    rec = {"runs": [rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "analysis"),
+                    rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "all", 0),
+                    rr.sanitizer_run(SYNCCHECK_SAMPLE, "synccheck", "y", (5, 7), 0)]}
+    lines = W.sanitizer_table(rec).splitlines()
+    assert lines[0].split() == ["tool", "kernel", "block", "report", "limit", "printed", "errors", "warnings",
+                                "outcome"]
+    assert lines[1].split()[-6:] == ["analysis", "20", "5", "5", "0", "reported"]
+    assert lines[2].split()[-6:] == ["all", "0", "5", "5", "0", "reported"]
+    assert lines[3].split()[-6:] == ["-", "20", "-", "0", "-", "clean"]
+    assert len(W.sanitizer_table(rec, tools=("racecheck",)).splitlines()) == 3
+    text = W.sanitizer_excerpt(rec, "seed_y")
+    assert text.splitlines()[0].startswith("Error: Race reported between Read access")
+    assert text.splitlines()[-1] == "RACECHECK SUMMARY: 5 hazards displayed (5 errors, 0 warnings)"
+    assert W.sanitizer_excerpt(rec, "seed_y", max_lines=1).splitlines()[1] == "... (1 more lines kept)"
+    with pytest.raises(ValueError, match="recorded: analysis \\(limit 20\\), all \\(limit 0\\)"):
+        W.sanitizer_excerpt(rec, "seed_y", "hazard")
+    old = {"runs": [{k: v for k, v in rec["runs"][1].items() if k not in ("report", "print_limit", "excerpt")}]}
+    assert W.sanitizer_table(old).splitlines()[1].split()[-6:-3] == ["all", "20", "5"]   # 2026-11-30 settings

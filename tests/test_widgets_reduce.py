@@ -151,9 +151,10 @@ def test_partial_counts_and_tree_table():
 
 def test_sanitizer_and_recorded_cases():
     t = W.sanitizer_table(data.load("sanitizer_block"))
-    assert f"{'seed BlockYReduce':<23} {'(32, 3)':<9} {129:>6} {0:>8} {20:>7}  reported" in t
+    assert f"racecheck  {'seed BlockYReduce':<23} {'(32, 3)':<9} {'all':<9} {20:>5} {20:>7} {129:>6} {0:>8}  reported" in t
     only = W.sanitizer_table(data.load("sanitizer_block"), ("b2b", "b2b_nobarrier")).splitlines()
-    assert len(only) == 5 and all("BlockReduce x2" in line for line in only[1:])
+    n_runs = sum(r["kernel"] in ("b2b", "b2b_nobarrier") for r in data.load("sanitizer_block")["runs"])
+    assert len(only) == 1 + n_runs and all("BlockReduce x2" in line for line in only[1:])
     rec = data.load("block_reduce")
     assert W.per_group_line(W.recorded_case(rec, "seed_x_96x2_ones")) == "row 0: 128, row 1: undef"
     assert W.per_group_line(W.recorded_case(rec, "seed_y_32x5_ones")) == "every column (all 32): 4"
