@@ -50,7 +50,7 @@ def elect(predicate: Any, backend: Optional[str] = None) -> Election:
     pred = params.predicate(predicate)
     if pred.shape != (params.LANES,):
         raise ValueError(f"predicate must have shape (32,) (one warp); got shape {pred.shape}")
-    mask = int(warp.ballot(pred, backend=backend))
+    mask = warp.ballot(pred, backend=backend).value
     below = (mask & ((1 << LANE) - 1)).astype(np.uint64)
     return Election(mask, int(ffs(mask)) - 1, np.where(pred, popc(below), -1))
 
@@ -82,7 +82,7 @@ def compact(values: Any, threshold: float, backend: Optional[str] = None) -> Com
     padded[: v.size] = v
     rows = padded.reshape(n_warps, params.LANES)
     pred = rows > threshold
-    masks = warp.ballot(pred, backend="emulator")
+    masks = warp.ballot(pred, backend="emulator").values
     out, atomics = [], 0
     for w in range(n_warps):  # the warps' atomicAdds, taken in warp order
         if masks[w]:

@@ -270,7 +270,7 @@ def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Tra
         held = np.where(c.valid, v, identity(c.op, dtype)).astype(dtype)
     else:
         active = c.valid.copy()
-        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool))
+        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool)).values
         held = np.where(active, v, 0).astype(dtype)
     meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
             "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
@@ -279,8 +279,11 @@ def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Tra
     ok = active.copy()
     held_ok = [ok]
     mode = "down" if c.tree == "down" else "xor"
+    # The seed's other lanes skip the `if (lane < n)` branch: alive elsewhere (or already gone);
+    # either way they are outside the ballot's mask, so the call itself is defined.
+    exited = np.zeros(v.shape, bool)
     for offset in offsets:
-        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active)
+        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active, exited)
         src_ok = np.take_along_axis(ok, np.where(r.src_lane >= 0, r.src_lane, 0), axis=1)
         got_ok = r.defined & src_ok
         held = np.where(active, combine(c.op, held, r.values), held)

@@ -1,9 +1,9 @@
 // Warp-aggregated atomics: stream compaction where each warp does ONE atomicAdd instead of one per
 // passing lane. A real use of __ballot_sync, __ffs and __popc.
 //
-// Contract: out has room for n floats; *counter == 0 and *atomics == 0 before the launch; any
-// blockDim.x (a multiple of 32 keeps every warp full, but tail warps are handled: the ballot is
-// taken by every lane of the warp, in bounds or not, so the full mask is always correct).
+// Contract: out has room for n floats; *counter == 0 and *atomics == 0 before the launch;
+// blockDim.x is a multiple of 32, so every warp is full. Threads past n still take the ballot
+// (their predicate is false), so the full mask names exactly the lanes that call it.
 // Afterwards out[0 .. *counter) holds every in[i] > threshold exactly once. Within a warp the
 // passing lanes' values are contiguous and in lane order; the order of the warps' runs depends on
 // which warp's atomicAdd lands first, so it differs from run to run (compare as sets).
@@ -22,7 +22,8 @@ __device__ __forceinline__ int warp_aggregated_append(bool pred, int* counter, i
         base = atomicAdd(counter, __popc(mask));         // one atomic for the whole warp
         atomicAdd(atomics, 1);
     }
-    // Only the passing lanes are here, and `mask` names exactly them: a defined shuffle.
+    // Only the passing lanes are here, and `mask` names exactly them: a defined shuffle. The
+    // others have returned to the kernel (alive elsewhere), which is fine: mask leaves them out.
     base = __shfl_sync(mask, base, leader);
     return base + __popc(below);
 }
