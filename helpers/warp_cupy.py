@@ -16,6 +16,7 @@ import numpy as np
 from . import kernels
 from .emulator import (CALLING, ELSEWHERE, EXITED, LaneResult, ShuffleResult, VoteResult, call_defined, lane_state,
                        mask_bits)
+from .record_diverged import DIVERGED_KERNELS
 
 _MODES = {"idx": 0, "up": 1, "down": 2, "xor": 3}
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
@@ -31,7 +32,9 @@ def _names() -> tuple[str, ...]:
 
 
 NAME_EXPRESSIONS: tuple[str, ...] = _names()
-KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS}
+# The warp-intrinsics topic's kernels: this module's, and the undefined-call experiment that
+# helpers.record_diverged runs (registered here so that CI compiles it with the rest).
+KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS, **DIVERGED_KERNELS}
 
 
 def _function(expr: str):
