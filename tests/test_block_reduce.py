@@ -299,3 +299,20 @@ def test_sanitizer_table_tells_printed_from_counted() -> None:
         W.sanitizer_excerpt(rec, "seed_y", "hazard")
     old = {"runs": [{k: v for k, v in rec["runs"][1].items() if k not in ("report", "print_limit", "excerpt")}]}
     assert W.sanitizer_table(old).splitlines()[1].split()[-6:-3] == ["all", "20", "5"]   # 2026-11-30 settings
+
+
+def test_race_severity_table() -> None:
+    from helpers import widgets_reduce as W
+
+    warp_sample = RACECHECK_SAMPLE.replace("Error: Race", "Warning: (Warp Level Programming) Potential RAW hazard "
+                                           "detected at __shared__ 0x10 in block (1,0,0) :\n========= Race") \
+        .replace("(5 errors, 0 warnings)", "(0 errors, 203314 warnings)")
+    block = {"runs": [rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", k, (32, 3), 1, "all")
+                      for k in ("seed_y", "b2b_nobarrier")]}
+    ladder = {"runs": [{**rr.sanitizer_run(warp_sample, "racecheck", "v4_legacy", (256, 1), 0, "all"), "block": 256}]}
+    lines = W.race_severity_table(block, ladder).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["BlockReduce", "seed", "v4"]
+    assert "warp 0 (row 0) and warp 1 (row 1)" in lines[2] and "lanes of warp 0" in lines[3]
+    assert lines[3].endswith("0  203,314  Warning: (Warp Level Programming) Potential RAW hazard")
+    with pytest.raises(ValueError, match="no racecheck run of 'b2b_nobarrier' with --racecheck-report analysis"):
+        W.race_severity_table(block, ladder, report="analysis")

@@ -151,7 +151,7 @@ def test_partial_counts_and_tree_table():
 
 def test_sanitizer_and_recorded_cases():
     t = W.sanitizer_table(data.load("sanitizer_block"))
-    assert f"racecheck  {'seed BlockYReduce':<23} {'(32, 3)':<9} {'all':<9} {20:>5} {20:>7} {129:>6} {0:>8}  reported" in t
+    assert f"racecheck  {'seed BlockYReduce':<24} {'(32, 3)':<9} {'all':<9} {20:>5} {20:>7} {129:>7} {0:>8}  reported" in t
     only = W.sanitizer_table(data.load("sanitizer_block"), ("b2b", "b2b_nobarrier")).splitlines()
     n_runs = sum(r["kernel"] in ("b2b", "b2b_nobarrier") for r in data.load("sanitizer_block")["runs"])
     assert len(only) == 1 + n_runs and all("BlockReduce x2" in line for line in only[1:])
