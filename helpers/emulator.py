@@ -81,7 +81,7 @@ class LaneResult:
     defined: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VoteResult:
     """One result per warp of a vote (``__ballot_sync``, ``__any_sync``, ``__all_sync``,
     ``__activemask``), with whether it is defined.
@@ -118,6 +118,9 @@ class VoteResult:
         if np.ndim(self.values) == 0:
             return self.hex()
         return "[" + ", ".join(VoteResult(v, d).hex() for v, d in zip(self.values, self.defined)) + "]"
+
+    def __repr__(self) -> str:
+        return f"VoteResult({self})"
 
 
 def mask_bits(mask: np.ndarray) -> np.ndarray:

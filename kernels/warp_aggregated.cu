@@ -8,6 +8,12 @@
 // passing lanes' values are contiguous and in lane order; the order of the warps' runs depends on
 // which warp's atomicAdd lands first, so it differs from run to run (compare as sets).
 // *atomics counts the atomicAdd calls made on counter: one per warp that has a passing lane.
+// compact_cg_kernel does the same with cooperative groups: one atomicAdd per group of passing
+// threads that coalesced_threads() finds together, which is one per warp when the passing lanes
+// are converged and may be more (never fewer) when the scheduler has split them.
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
 
 // [anchor:warp_aggregated_append]
 __device__ __forceinline__ int warp_aggregated_append(bool pred, int* counter, int* atomics) {
@@ -38,3 +44,24 @@ extern "C" __global__ void compact_kernel(const float* in, long long n, float th
     if (pred) out[slot] = in[i];
 }
 // [end:compact_kernel]
+
+// [anchor:warp_aggregated_append_cg]
+// The same with cooperative groups, called only by the threads that pass. coalesced_threads() is
+// the group of threads executing together right here; its collectives (g.shfl) involve exactly
+// that group, so no mask is written by hand and none can name a thread that is elsewhere.
+__device__ __forceinline__ int warp_aggregated_append_cg(int* counter, int* atomics) {
+    const cg::coalesced_group g = cg::coalesced_threads();
+    int base = 0;
+    if (g.thread_rank() == 0) {
+        base = atomicAdd(counter, static_cast<int>(g.size()));   // one atomic for the group
+        atomicAdd(atomics, 1);
+    }
+    return g.shfl(base, 0) + static_cast<int>(g.thread_rank());
+}
+// [end:warp_aggregated_append_cg]
+
+extern "C" __global__ void compact_cg_kernel(const float* in, long long n, float threshold, float* out,
+                                             int* counter, int* atomics) {
+    const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n && in[i] > threshold) out[warp_aggregated_append_cg(counter, atomics)] = in[i];
+}
