@@ -302,6 +302,20 @@ def sanitizer_table(recording: dict[str, Any], kernels: Optional[tuple[str, ...]
     return "\n".join(lines)
 
 
+def racecheck_side_by_side(recording: dict[str, Any], kernel: str, max_lines: int = 6) -> str:
+    """``kernel``'s racecheck runs side by side (:func:`sanitizer_table` rows: every report mode and
+    print limit recorded), then what the default mode (``analysis``) printed
+    (:func:`sanitizer_excerpt`), or a plain note that it has not been recorded yet."""
+    table = sanitizer_table(recording, (kernel,), tools=("racecheck",))
+    try:
+        shown = "racecheck's default report (--racecheck-report analysis), as printed:\n" + \
+            sanitizer_excerpt(recording, kernel, "analysis", max_lines=max_lines)
+    except ValueError:
+        shown = ("racecheck's default mode, --racecheck-report analysis, has not been recorded on the H200 yet "
+                 "(only the rows above)")
+    return f"{table}\n\n{shown}"
+
+
 def sanitizer_excerpt(recording: dict[str, Any], kernel: str, report: str = "analysis",
                       print_limit: int = 20, max_lines: int = 8) -> str:
     """The first ``max_lines`` report lines racecheck printed for ``kernel`` in ``report`` mode with

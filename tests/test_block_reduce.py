@@ -299,6 +299,10 @@ def test_sanitizer_table_tells_printed_from_counted() -> None:
         W.sanitizer_excerpt(rec, "seed_y", "hazard")
     old = {"runs": [{k: v for k, v in rec["runs"][1].items() if k not in ("report", "print_limit", "excerpt")}]}
     assert W.sanitizer_table(old).splitlines()[1].split()[-6:-3] == ["all", "20", "5"]   # 2026-11-30 settings
+    both = W.racecheck_side_by_side(rec, "seed_y").split("\n\n")
+    assert len(both[0].splitlines()) == 3 and both[1].startswith("racecheck's default report")
+    assert both[1].splitlines()[1].startswith("Error: Race reported between")
+    assert W.racecheck_side_by_side(old, "seed_y").endswith("has not been recorded on the H200 yet (only the rows above)")
 
 
 def test_race_severity_table() -> None:
