@@ -43,7 +43,7 @@ from .warp_reduce import compare_methods, warp_reduce_trace
 
 SANITIZER_TOOLS: tuple[str, ...] = ("racecheck", "synccheck")
 SANITIZER_TIMEOUT_S = 180
-SANITIZER_WORKERS = 12   # compute-sanitizer processes at once (the GPU host has 16 cores)
+SANITIZER_WORKERS = 8    # compute-sanitizer processes at once (8 ran side by side on the H200 on 2026-11-30)
 # racecheck --racecheck-report modes recorded for every kernel: "analysis" is racecheck's default (one
 # report per racing pair of instructions, with its hazard count), "all" adds the byte-accurate
 # "hazard" reports (one per byte of shared memory in contention).

@@ -9,7 +9,7 @@
 # Steps: tests (pytest -m gpu tests/gpu/test_{warp,block}_reduce_gpu.py), record
 # (python3 -m helpers.record_reduce: traces, block results, and compute-sanitizer racecheck, in its
 # default report mode and with --racecheck-report all, and synccheck of every corrected block kernel,
-# of the seed's BlockYReduce and of two back-to-back BlockReduce calls, 12 processes at a time),
+# of the seed's BlockYReduce and of two back-to-back BlockReduce calls, 8 processes at a time),
 # replay (the CPU tests against the fresh recordings). Every step runs under `timeout`; a failing
 # step does not stop the others. About 3-4 minutes in all.
 set -uo pipefail
