@@ -278,12 +278,13 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     if tids_written:
         for (y, x), t in np.ndenumerate(tid):
             figures._text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
-    else:   # the cells are free: write each warp's id on its widest stretch of a row
+    every = -(-by // GRID_MAX_ROW_LABELS)
+    one_warp_rows = every == 1 and all(a == b for a, b in (warps_of_row((bx, by), y) for y in range(by)))
+    if not tids_written and not one_warp_rows:   # free cells, and row labels alone do not say which warp is where
         for w, (y, x0, x1) in enumerate(warp_label_spans((bx, by))):
             if x1 - x0 >= 3 or bx < 3:
                 figures._text(ax, (x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK,
-                              zorder=4, bbox=dict(facecolor="white", edgecolor="none", alpha=0.7, pad=0.3))
-    every = -(-by // GRID_MAX_ROW_LABELS)
+                              zorder=4)
     for y in range(0, by, every):
         ax.text(-0.005, y, row_label((bx, by), y), ha="right", va="center", fontsize=6.5 if by <= 16 else 5.5,
                 transform=left)
