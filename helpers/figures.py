@@ -511,7 +511,8 @@ def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: Unio
                "exited": gone is not None and bool((not_calling & gone).any()),
                "elsewhere": gone is not None and bool((not_calling & ~gone & ~in_mask).any()),
                "culprit": bool(culprits.any()), "outside_mask": bool((~in_mask).any())}
-    _legend(fig, ["lane", "bit_set", *(k for k, shown in present.items() if shown)], lane_label="lane / bit",
+    bit_set = ["bit_set"] if ok and bits.any() else []
+    _legend(fig, ["lane", *bit_set, *(k for k, shown in present.items() if shown)], lane_label="lane / bit",
             y=0.1)
     _footer(fig, source_label)
     return fig

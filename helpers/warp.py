@@ -149,7 +149,9 @@ def ballot(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None, exi
            backend: Optional[str] = None) -> VoteResult:
     """``__ballot_sync(mask, predicate)``: per warp, a uint32 with bit l set iff lane l is in
     ``mask``, calls, and its predicate is non-zero. Lanes outside ``mask``, exited lanes and lanes
-    elsewhere contribute 0; a mask naming a lane that is elsewhere makes the result undefined.
+    elsewhere contribute 0; a mask naming a lane that is elsewhere makes the result undefined. The
+    value is what the calling lanes named in ``mask`` get: a calling lane outside ``mask`` gets an
+    undefined result of its own (PTX ``vote.sync``).
 
     Returns a :class:`VoteResult`: ``.value`` (one warp, raises if undefined), ``.hex()``,
     ``.values`` / ``.defined`` (one per warp).

@@ -251,6 +251,10 @@ def _ballot_table(pred: np.ndarray, mask: int, act: np.ndarray, gone: np.ndarray
     if ballot.defined:
         summary = (f"__ballot_sync = {ballot.hex()} (bit l = lane l), "
                    f"__any_sync = {any_.hex()}, __all_sync = {all_.hex()}")
+        outside = np.flatnonzero(act & ~in_mask)
+        if outside.size:   # PTX vote.sync: undefined for an executing thread not in membermask
+            summary += (f"; lane(s) {' '.join(map(str, outside))} call from outside the mask: "
+                        f"their own results are undefined")
     else:
         culprits = " ".join(str(l) for l in np.flatnonzero(in_mask & ~act & ~gone))
         summary = (f"__ballot_sync, __any_sync, __all_sync: undefined (the mask names lane(s) {culprits}, "

@@ -342,3 +342,10 @@ def test_redraws_do_not_keep_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     gc.collect()
     assert len(refs) == 11 and all(r() is None for r in refs)
     assert plt.get_fignums() == before
+
+
+def test_ballot_table_warns_about_callers_outside_the_mask() -> None:
+    """PTX vote.sync: a lane that executes the vote without its own bit gets an undefined result."""
+    table = widgets.ballot_view(mask="0x0000FFFF").table
+    assert "lane(s) 16 17" in table.splitlines()[-1] and "their own results are undefined" in table
+    assert "outside the mask" not in widgets.ballot_view(mask="0x0000FFFF", active="first n", n_active=16).table
