@@ -34,6 +34,7 @@ SHARED_FILL = "#FFF7CC"     # a defined shared slot (light yellow)
 GRID_MAX_CELLS_TEXT = 48    # write the tid in each cell of the blockDim picture up to this many columns
 GRID_MAX_TEXT_CELLS = 256   # ... and this many threads
 GRID_MAX_ROW_LABELS = 32    # label every row up to this many rows, else every k-th
+GRID_MAX_WARP_IDS = 16      # write warp ids in the cells up to this many warps
 
 _KIND_WORDS = {"input": "input", "warp": "warp shuffles", "load": "shared → registers",
                "store": "registers → shared", "barrier": "__syncthreads()"}
@@ -274,13 +275,17 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     ax.add_collection(LineCollection([[(x - 0.5, y - 0.5), (x - 0.5, y + 0.5)] if x else
                                       [(-0.5, y - 0.5), (bx - 0.5, y - 0.5)] for y, x in starts],
                                      colors=style.BLACK, linewidths=2.0, zorder=3))
+    n_warps = -(-bx * by // LANES)
     tids_written = show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS)
     if tids_written:
         for (y, x), t in np.ndenumerate(tid):
             figures._text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
     every = -(-by // GRID_MAX_ROW_LABELS)
     one_warp_rows = every == 1 and all(a == b for a, b in (warps_of_row((bx, by), y) for y in range(by)))
-    if not tids_written and not one_warp_rows:   # free cells, and row labels alone do not say which warp is where
+    # Warp ids in the cells too, where the cells are free and a row holds several warps; not beyond
+    # GRID_MAX_WARP_IDS warps (each text costs drawing time; the row labels and the thick lines still
+    # say which warp is where, in order).
+    if not tids_written and not one_warp_rows and n_warps <= GRID_MAX_WARP_IDS:
         for w, (y, x0, x1) in enumerate(warp_label_spans((bx, by))):
             if x1 - x0 >= 3 or bx < 3:
                 figures._text(ax, (x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK,
@@ -301,21 +306,20 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     ax.set_xlim(-0.6, width_units - 0.4)
     ax.set_ylim(height_units - 0.4, -1.5 if xr else -0.6)
     ax.set_axis_off()
-    n_warps = -(-bx * by // LANES)
     ax.set_title(title or f"blockDim = ({bx}, {by}): {by} row(s) of {bx} threads, {bx * by} threads = "
                  f"{n_warps} warp(s) of 32\na thick line marks where a warp starts; each row's warps "
                  f"(wN) are listed at its left", fontsize=8.5)
-    keys = [Patch(facecolor=WARP_COLORS[w % len(WARP_COLORS)], edgecolor="#888888", label=f"warp {w}")
-            for w in range(min(n_warps, len(WARP_COLORS)))]
-    if n_warps > len(WARP_COLORS):
-        keys = [Patch(facecolor=c, edgecolor="#888888") for c in WARP_COLORS]
-        keys[-1].set_label(f"warp colours (they repeat every {len(WARP_COLORS)} warps; ids written)")
+    # Up to 8 warps the legend names each colour; beyond, colours come round again and the warp ids
+    # (row labels, and in the cells) say which warp is which.
+    keys = [Patch(facecolor=WARP_COLORS[w], edgecolor="#888888", label=f"warp {w}")
+            for w in range(n_warps)] if n_warps <= len(WARP_COLORS) else []
     if results:
         keys += [Patch(facecolor=style.RESULT, edgecolor=style.BLACK, label="result = NumPy"),
                  Patch(facecolor="#F6C9AE", edgecolor=style.BLACK, label="wrong"),
                  Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
                        label="undefined")]
-    fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
+    if keys:
+        fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
     if source_label:
         fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
     return fig
