@@ -89,8 +89,18 @@ def report(backend: Optional[str] = None) -> str:
     if name == "cupy":
         return (f"Backend: GPU {d.gpu_name} (compute capability {d.compute_capability}), "
                 f"CuPy {d.cupy_version}, driver CUDA {d.driver_version}")
-    why = f"forced by {ENV_VAR}" if os.environ.get(ENV_VAR) else d.reason
+    env = os.environ.get(ENV_VAR, "").strip()
+    why = f"chosen by {ENV_VAR}={env}" if backend is None and env else "asked for" if backend else d.reason
     return f"Backend: emulator (lane-exact NumPy model of the warp intrinsics; {why})"
+
+
+def stored_report(line: str) -> str:
+    """What a notebook stores in place of its backend line ``line`` (a :func:`report` line), so a
+    learner who opens it before running anything is not told about the machine that saved it:
+    which engine computed the stored outputs, and that running the cell shows this machine's."""
+    engine = "the emulator" if line.startswith("Backend: emulator") else "a GPU"
+    return (f"Backend: (stored output, computed by {engine} when this notebook was saved; "
+            f"run this cell to see what runs the kernels on your machine)")
 
 
 def stamp() -> dict[str, str]:

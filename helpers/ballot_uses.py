@@ -17,7 +17,8 @@ from . import backend as _backend
 from . import params, warp
 
 LANE = np.arange(params.LANES)
-BALLOT_USES_KERNELS: dict[str, tuple[str, ...]] = {"warp_aggregated": ("compact_kernel",)}
+BALLOT_USES_KERNELS: dict[str, tuple[str, ...]] = {"warp_aggregated": ("compact_kernel", "compact_cg_kernel")}
+METHODS: tuple[str, ...] = ("ballot", "cg")
 _BLOCK = 256
 
 
@@ -50,7 +51,7 @@ def elect(predicate: Any, backend: Optional[str] = None) -> Election:
     pred = params.predicate(predicate)
     if pred.shape != (params.LANES,):
         raise ValueError(f"predicate must have shape (32,) (one warp); got shape {pred.shape}")
-    mask = int(warp.ballot(pred, backend=backend))
+    mask = warp.ballot(pred, backend=backend).value
     below = (mask & ((1 << LANE) - 1)).astype(np.uint64)
     return Election(mask, int(ffs(mask)) - 1, np.where(pred, popc(below), -1))
 
@@ -66,14 +67,22 @@ class Compaction:
     source: str
 
 
-def compact(values: Any, threshold: float, backend: Optional[str] = None) -> Compaction:
-    """Keep ``values[values > threshold]`` with warp-aggregated atomics. ``values``: 1-D float32, n >= 1."""
+def compact(values: Any, threshold: float, backend: Optional[str] = None, method: str = "ballot") -> Compaction:
+    """Keep ``values[values > threshold]`` with warp-aggregated atomics. ``values``: 1-D float32, n >= 1.
+
+    ``method="ballot"``: ``__ballot_sync`` / ``__ffs`` / ``__popc`` (``compact_kernel``); ``"cg"``:
+    ``cooperative_groups::coalesced_threads()`` (``compact_cg_kernel``). The emulator runs converged
+    warps, where both make one atomic per warp with a passing lane; on a GPU the cg way makes one
+    per group of passing threads found together, which may be more.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     v = np.asarray(values, dtype=np.float32)
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"values must be a non-empty 1-D array (n >= 1); got shape {v.shape}")
     passing = int((v > threshold).sum())
     if _backend.resolve(backend) == "cupy":
-        kept, atomics = _compact_gpu(v, float(threshold))
+        kept, atomics = _compact_gpu(v, float(threshold), "compact_kernel" if method == "ballot" else "compact_cg_kernel")
         from .trace import gpu_source
 
         return Compaction(kept, atomics, passing, gpu_source())
@@ -82,7 +91,7 @@ def compact(values: Any, threshold: float, backend: Optional[str] = None) -> Com
     padded[: v.size] = v
     rows = padded.reshape(n_warps, params.LANES)
     pred = rows > threshold
-    masks = warp.ballot(pred, backend="emulator")
+    masks = warp.ballot(pred, backend="emulator").values
     out, atomics = [], 0
     for w in range(n_warps):  # the warps' atomicAdds, taken in warp order
         if masks[w]:
@@ -92,12 +101,12 @@ def compact(values: Any, threshold: float, backend: Optional[str] = None) -> Com
     return Compaction(kept, atomics, passing, "emulator")
 
 
-def _compact_gpu(v: np.ndarray, threshold: float) -> tuple[np.ndarray, int]:
+def _compact_gpu(v: np.ndarray, threshold: float, kernel: str) -> tuple[np.ndarray, int]:
     import cupy
 
     from . import kernels
 
-    fn = kernels.module("warp_aggregated").get_function("compact_kernel")
+    fn = kernels.module("warp_aggregated").get_function(kernel)
     d_in = cupy.asarray(v)
     d_out = cupy.full(v.size, np.nan, dtype=np.float32)
     counter, atomics = cupy.zeros(1, np.int32), cupy.zeros(1, np.int32)

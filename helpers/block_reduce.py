@@ -31,6 +31,11 @@ phases. Its rules for what is *defined*:
   hazard is still reported (and racecheck reports it on the GPU). Two threads storing different
   values to one slot in one phase leave it undefined.
 
+A load can race with a store that the model reaches only later in the same phase (a fast warp's
+store of a second BlockReduce call): the model then runs the algorithm again with that load marked
+undefined from the start, so the undefined value and whatever was computed from it are flagged
+where they happen, and a register the reader has since refilled with a defined value stays defined.
+
 On the cupy backend the values come from the GPU and ``defined`` from the model (hardware cannot
 tell a defined value from a lucky one); undefined values are stored as 0, never shown as numbers.
 """
@@ -162,7 +167,8 @@ class BlockTrace:
 class _Block:
     """One block's registers and shared memory, stepped through an algorithm phase by phase."""
 
-    def __init__(self, values: np.ndarray, block: tuple[int, int], op: str, regions: dict[str, list[int]]) -> None:
+    def __init__(self, values: np.ndarray, block: tuple[int, int], op: str, regions: dict[str, list[int]],
+                 racy_loads: frozenset[tuple[int, int]] = frozenset()) -> None:
         self.bx, self.by = block
         self.n = self.bx * self.by
         self.n_warps = -(-self.n // LANES)
@@ -180,13 +186,19 @@ class _Block:
         self.shared_ok = np.zeros(n_slots, bool)
         self.phases: list[BlockPhase] = []
         self.hazards: list[dict[str, Any]] = []
+        # (load number, thread): loads that race with a later store of the same phase. ``racy_loads``
+        # are the ones a previous run of the same algorithm found (undefined from the start);
+        # ``found_racy_loads`` the ones this run finds.
+        self.racy_loads = racy_loads
+        self.found_racy_loads: set[tuple[int, int]] = set()
+        self._n_loads = 0
         self._start_phase()
         self._record("input", "input")
 
     # -- bookkeeping
     def _start_phase(self) -> None:
         self._at_start = (self.shared.copy(), self.shared_ok.copy())
-        self._loads: list[tuple[np.ndarray, np.ndarray]] = []     # (threads, slots) this phase
+        self._loads: list[tuple[int, np.ndarray, np.ndarray]] = []   # (load number, threads, slots) this phase
         self._stores: list[tuple[np.ndarray, np.ndarray]] = []
         self._pending_loads: list[np.ndarray] = []                 # pairs since the last record
         self._pending_stores: list[np.ndarray] = []
@@ -215,9 +227,13 @@ class _Block:
     def load(self, slots: np.ndarray, who: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Threads ``who`` read ``shared[slots]`` (per thread); returns (values, defined) for all threads."""
         t, s = self.tid[who], np.asarray(slots)[who]
+        number, self._n_loads = self._n_loads, self._n_loads + 1
         vals = np.zeros(self.n, self.dtype)
         ok = np.zeros(self.n, bool)
         vals[t], ok[t] = self.shared[s], self.shared_ok[s]
+        for r in t:                        # a later store of this phase races with this load
+            if (number, int(r)) in self.racy_loads:
+                ok[r] = False
         for wt, ws in self._stores:       # a slot another thread already stored this phase
             for r, slot in zip(t, s):
                 writers = wt[(ws == slot) & (wt != r)]
@@ -225,7 +241,7 @@ class _Block:
                     dep = bool(self._changed(np.array([slot]))[0])
                     self._hazard("read-after-write", slot, writers[0], r, dep)
                     ok[r] &= not dep
-        self._loads.append((t, s))
+        self._loads.append((number, t, s))
         self._pending_loads.append(np.stack([t, s], axis=1))
         return vals, ok
 
@@ -234,15 +250,14 @@ class _Block:
         t, s = self.tid[who], np.asarray(slots)[who]
         values, ok = self.val[t], self.ok[t].copy()
         start, start_ok = self._at_start
-        for lt, ls in self._loads:         # a slot another thread loaded this phase
+        for number, lt, ls in self._loads:   # a slot another thread loaded this phase
             for w, slot, v, v_ok in zip(t, s, values, ok):
                 readers = lt[(ls == slot) & (lt != w)]
                 for r in readers:
                     dep = bool(v != start[slot] or v_ok != start_ok[slot])
                     self._hazard("write-after-read", slot, r, w, dep)
-                    if dep:
-                        self.ok[r] = False
-        ok &= self.ok[t]                   # a reader tainted just now may be storing what it read
+                    if dep:   # that load may see this store: undefined (see _run_model)
+                        self.found_racy_loads.add((number, int(r)))
         uniq, counts = np.unique(s, return_counts=True)
         for slot in uniq[counts > 1]:      # two threads, one slot, one phase
             writers = t[s == slot]
@@ -294,6 +309,21 @@ class _Block:
         exists = np.zeros(self.n_warps * LANES, bool)
         exists[:self.n] = True
         return emulator.pack_bits(exists.reshape(self.n_warps, LANES))
+
+
+def _run_model(values: np.ndarray, block: tuple[int, int], op: str, regions: dict[str, list[int]],
+               algorithm: Callable[[_Block], Any]) -> tuple[_Block, Any]:
+    """Run ``algorithm`` on a fresh :class:`_Block` until the loads it finds racing with later stores
+    are the ones it was told about (each run marks the previous run's racy loads undefined); returns
+    the last block and what ``algorithm`` returned."""
+    racy: frozenset[tuple[int, int]] = frozenset()
+    for _ in range(8):
+        b = _Block(values, block, op, regions, racy)
+        out = algorithm(b)
+        if b.found_racy_loads <= racy:
+            return b, out
+        racy = racy | b.found_racy_loads
+    raise AssertionError("the block model did not settle: racy loads keep changing")
 
 
 _DOWN = (16, 8, 4, 2, 1)
@@ -583,11 +613,10 @@ def block_reduce(values: Any, block: Optional[tuple[int, int]] = None, op: str =
     if version == "seed" and kind == "x" and blk[1] > SEED_X_MAX_ROWS:
         raise ValueError(f"block y must be <= {SEED_X_MAX_ROWS} for the seed's BlockXReduce (it writes "
                          f"shared[threadIdx.y] into a {SEED_X_MAX_ROWS}-slot array); got block {blk}")
-    b = _Block(v, blk, op, _regions(kind, version, v.size, blk[1], broadcast))
-    algorithm = {("fixed", "sum"): lambda: _fixed_sum(b, broadcast), ("fixed", "x"): lambda: _fixed_x(b),
-                 ("fixed", "y"): lambda: _fixed_y(b), ("seed", "sum"): lambda: _seed_sum(b),
-                 ("seed", "x"): lambda: _seed_x(b), ("seed", "y"): lambda: _seed_y(b)}[(version, kind)]
-    algorithm()
+    algorithm = {("fixed", "sum"): lambda b: _fixed_sum(b, broadcast), ("fixed", "x"): _fixed_x,
+                 ("fixed", "y"): _fixed_y, ("seed", "sum"): _seed_sum, ("seed", "x"): _seed_x,
+                 ("seed", "y"): _seed_y}[(version, kind)]
+    b, _ = _run_model(v, blk, op, _regions(kind, version, v.size, blk[1], broadcast), algorithm)
     shape = v.shape
     defined = b.ok.reshape(shape)
     values_out = np.where(defined, b.val.reshape(shape), 0).astype(v.dtype)
@@ -686,18 +715,18 @@ def back_to_back(first: Any, second: Any, block: Optional[tuple[int, int]] = Non
     if a.dtype != b_vals.dtype:
         raise ValueError(f"first and second must have the same dtype; got {a.dtype} and {b_vals.dtype}")
     check_op(op, a.dtype)
-    b = _Block(a, blk, op, _regions("sum", "fixed", a.size, blk[1], False))
-    _fixed_sum(b, False)
-    r1, ok1 = b.val[0], bool(b.ok[0])
-    n_before = len(b.hazards)
-    if barrier:
-        b.barrier()
-    every = np.ones(b.n, bool)
-    b.set(every, b_vals.reshape(-1), every)
-    b._record("second call: every thread takes its next value", "input")
-    _fixed_sum(b, False)
-    # A race in the first call's last phase taints what warp 0 read there: the first result.
-    ok1 = ok1 and not any(h["order_dependent"] for h in b.hazards[n_before:] if h["kind"] == "write-after-read")
+    def both_calls(b: _Block) -> tuple[Any, bool]:
+        _fixed_sum(b, False)
+        first = b.val[0], bool(b.ok[0])
+        if barrier:
+            b.barrier()
+        every = np.ones(b.n, bool)
+        b.set(every, b_vals.reshape(-1), every)
+        b._record("second call: every thread takes its next value", "input")
+        _fixed_sum(b, False)
+        return first
+
+    b, (r1, ok1) = _run_model(a, blk, op, _regions("sum", "fixed", a.size, blk[1], False), both_calls)
     title = f"BlockReduce ({op}) twice, {'with' if barrier else 'without'} __syncthreads() between, block {blk}"
     trace = BlockTrace(title, blk, "sum", "fixed", op, a.dtype.name, tuple(b.phases), b.regions, tuple(b.hazards),
                        meta={"back_to_back": True, "barrier": barrier})

@@ -5,9 +5,12 @@ The same cases serve three purposes: the randomised emulator-versus-hardware pro
 and CI's check that the emulator reproduces every recorded result.
 
 A case is a JSON-ready dict: ``op`` (one of :data:`OPS`), ``dtype``, ``values`` or ``predicate``
-((n_warps, 32) lists), ``mask`` (one per warp), ``active`` ((n_warps, 32) 0/1), and for shuffles
-``arg`` and ``width``. :func:`run` returns the result as a JSON-ready dict; :func:`mismatches`
-compares two results (values only where defined; the defined flags everywhere).
+((n_warps, 32) lists), ``mask`` (one per warp), ``active`` ((n_warps, 32) 0/1: the calling lanes),
+``exited`` ((n_warps, 32) 0/1; lanes in neither are alive elsewhere), and for shuffles ``arg`` and
+``width``. Recordings made before ``exited`` existed have none: there every lane that did not call
+had exited (the kernel returned before the intrinsic), and :func:`run` reads them that way.
+:func:`run` returns the result as a JSON-ready dict; :func:`mismatches` compares two results
+(values only where defined; the defined flags everywhere).
 """
 from __future__ import annotations
 
@@ -34,25 +37,33 @@ def run(case: dict[str, Any], backend: Optional[str]) -> dict[str, Any]:
     op = case["op"]
     mask = np.asarray(case["mask"], dtype=np.uint64)
     active = _arr(case, "active", bool)
+    exited = _arr(case, "exited", bool) if "exited" in case else ~active
     if op in SHUFFLES:
         values = _arr(case, "values", case["dtype"])
-        r = getattr(warp, op)(values, case["arg"], case["width"], mask=mask, active=active, backend=backend)
+        r = getattr(warp, op)(values, case["arg"], case["width"], mask=mask, active=active, exited=exited,
+                              backend=backend)
         return {"values": r.values.tolist(), "src_lane": r.src_lane.tolist(), "defined": r.defined.astype(int).tolist()}
     if op == "activemask":
-        return {"warp": np.asarray(warp.activemask(active, backend=backend)).astype(np.int64).tolist()}
-    if op in VOTES:
+        out = warp.activemask(active, backend=backend)
+    elif op in VOTES:
         pred = _arr(case, "predicate", np.int32)
-        out = getattr(warp, op)(pred, mask=mask, active=active, backend=backend)
-        return {"warp": np.asarray(out).astype(np.int64).tolist()}
-    values = _arr(case, "values", case["dtype"])
-    r = getattr(warp, op)(values, mask=mask, active=active, backend=backend)
-    return {"values": r.values.astype(np.int64).tolist(), "defined": r.defined.astype(int).tolist()}
+        out = getattr(warp, op)(pred, mask=mask, active=active, exited=exited, backend=backend)
+    else:
+        values = _arr(case, "values", case["dtype"])
+        r = getattr(warp, op)(values, mask=mask, active=active, exited=exited, backend=backend)
+        return {"values": r.values.astype(np.int64).tolist(), "defined": r.defined.astype(int).tolist()}
+    return {"warp": np.asarray(out.values).astype(np.int64).tolist(),
+            "warp_defined": np.asarray(out.defined).astype(int).tolist()}
 
 
 def mismatches(case: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> int:
     """How many lanes (or warps, for votes) differ: bit for bit where defined; flags everywhere."""
     if "warp" in a:
-        return int(np.sum(np.asarray(a["warp"]) != np.asarray(b["warp"])))
+        # recordings made before votes carried a defined flag: every recorded vote was defined
+        da = np.asarray(a.get("warp_defined", [1] * len(a["warp"])), bool)
+        db = np.asarray(b.get("warp_defined", [1] * len(b["warp"])), bool)
+        differ = (np.asarray(a["warp"]) != np.asarray(b["warp"])) & da & db
+        return int(np.sum(differ | (da != db)))
     da, db = np.asarray(a["defined"], bool), np.asarray(b["defined"], bool)
     bad = da != db
     both = da & db
@@ -66,14 +77,18 @@ def mismatches(case: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> in
     return int(bad.sum())
 
 
-def _mask_and_active(rng: np.random.Generator, n_warps: int) -> tuple[np.ndarray, np.ndarray]:
-    """A mix of the situations that matter: full warps, masks equal to the active set (correct
-    partial-warp code), random masks and active sets (undefined reads), prefixes (the seed's
-    ``lane < n`` ballot masks)."""
+def _mask_and_states(rng: np.random.Generator, n_warps: int,
+                     elsewhere: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mask, active, exited): a mix of the situations that matter: full warps, masks equal to the
+    calling set (correct partial-warp code), random masks and calling sets (undefined reads),
+    prefixes (the seed's ``lane < n`` ballot masks), full masks with exited lanes, and, with
+    ``elsewhere``, lanes alive elsewhere: outside the mask (a defined call) or inside it (an
+    undefined call, never launched on a GPU). Lanes that do not call have exited otherwise."""
     lane = np.arange(32)
-    kind = rng.integers(0, 5, size=n_warps)
+    kind = rng.integers(0, 7 if elsewhere else 5, size=n_warps)
     active = np.ones((n_warps, 32), bool)
     mask = np.full(n_warps, params.FULL_MASK, np.uint64)
+    elsewhere_lanes = np.zeros((n_warps, 32), bool)
     for w, k in enumerate(kind):
         if k == 1:  # active set == mask
             active[w] = rng.random(32) < rng.uniform(0.2, 1.0)
@@ -87,7 +102,14 @@ def _mask_and_active(rng: np.random.Generator, n_warps: int) -> tuple[np.ndarray
             mask[w] = (1 << n) - 1
         elif k == 4:  # full mask, some lanes exited
             active[w] = rng.random(32) < 0.85
-    return mask, active
+        elif k == 5:  # mask == calling set, some of the other lanes alive elsewhere: defined
+            active[w] = rng.random(32) < rng.uniform(0.3, 1.0)
+            mask[w] = int((active[w].astype(np.uint64) << lane.astype(np.uint64)).sum())
+            elsewhere_lanes[w] = ~active[w] & (rng.random(32) < 0.5)
+        elif k == 6:  # full mask, some lanes alive elsewhere: the call is undefined
+            active[w] = rng.random(32) < 0.8
+            elsewhere_lanes[w] = ~active[w] & (rng.random(32) < 0.5)
+    return mask, active, ~active & ~elsewhere_lanes
 
 
 def _values(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -108,17 +130,19 @@ def random_cases(rng: np.random.Generator, n_warps: int = 8) -> Iterator[dict[st
         for width in params.WIDTHS:
             for arg in range(32):
                 for dtype in ("int32", "uint32", "float32", "float64"):
-                    mask, active = _mask_and_active(rng, n_warps)
+                    mask, active, exited = _mask_and_states(rng, n_warps)
                     a: Any = arg
                     if op == "shfl_idx" and arg % 4 == 3:  # per-lane sources, beyond width too
                         a = rng.integers(-64, 64, size=(n_warps, 32)).tolist()
                     yield {"op": op, "dtype": dtype, "width": width, "arg": a, "mask": mask.tolist(),
-                           "active": active.astype(int).tolist(),
+                           "active": active.astype(int).tolist(), "exited": exited.astype(int).tolist(),
                            "values": _values(rng, dtype, (n_warps, 32)).tolist()}
     for op in VOTES + COLLECTIVES:
         for _ in range(64):
-            mask, active = _mask_and_active(rng, n_warps)
-            case = {"op": op, "mask": mask.tolist(), "active": active.astype(int).tolist()}
+            # __activemask is a snapshot: with lanes elsewhere it is the scheduler's business
+            mask, active, exited = _mask_and_states(rng, n_warps, elsewhere=op != "activemask")
+            case = {"op": op, "mask": mask.tolist(), "active": active.astype(int).tolist(),
+                    "exited": exited.astype(int).tolist()}
             if op in VOTES:
                 case["predicate"] = (rng.random((n_warps, 32)) < rng.uniform(0, 1)).astype(int).tolist()
             else:
@@ -148,9 +172,11 @@ def named_cases() -> list[dict[str, Any]]:
     for n in (20, 13):
         m = (1 << n) - 1
         act = [(lane < n).astype(int).tolist()]
+        none = [[0] * 32]   # in the seed's code the other lanes skip the branch: alive elsewhere
         for off in (16, 8, 4, 2, 1):
             cases.append({"name": f"seed partial warp: ballot mask lane < {n}, shfl_down {off}", "op": "shfl_down",
-                          "dtype": "int32", "arg": off, "width": 32, "mask": [m], "active": act, "values": vals})
+                          "dtype": "int32", "arg": off, "width": 32, "mask": [m], "active": act, "exited": none,
+                          "values": vals})
     return cases
 
 

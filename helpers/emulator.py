@@ -1,29 +1,50 @@
 """The lane-exact NumPy model of the warp intrinsics, over one or many warps at once.
 
 Semantics follow the CUDA C++ Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions",
-"Warp Match Functions", "Warp Reduce Functions") and the PTX ``shfl.sync`` pseudo-code they compile
-to. Arrays here are already validated and two-dimensional, (n_warps, 32); :mod:`helpers.warp` is
-the public face that validates and reshapes.
+"Warp Match Functions", "Warp Reduce Functions") and the PTX ISA instructions they compile to
+(``shfl.sync``, ``vote.sync``, ``match.sync``, ``redux.sync``). Arrays here are already validated and
+two-dimensional, (n_warps, 32); :mod:`helpers.warp` is the public face that validates and reshapes.
 
-Who calls, and what is defined:
+Every lane is in one of three states at a ``*_sync`` call:
 
-* A *calling* lane is active and named in ``mask``. An active lane outside ``mask`` must not call
-  (that is undefined), so it gets no result: ``defined`` is False and ``src_lane`` is -1.
-* A shuffle reads lane ``j`` computed from the caller's lane, the operand and ``width``. When ``j``
-  leaves the caller's segment (the PTX clamp fails) the caller gets its own value back: defined.
-  Otherwise the read is defined only when lane ``j`` is itself a calling lane; a read from a lane
-  that is inactive (exited, or elsewhere in divergent code) or outside ``mask`` is undefined, and
-  the value reported for it is 0, never to be shown as a number.
+* **calling** (``active``): it executes this intrinsic with this mask;
+* **exited**: it has returned from the kernel;
+* **alive but elsewhere**: neither (it is in another branch of divergent code).
+
+What is defined:
+
+* The call itself. The Programming Guide: "all non-exited threads named in mask must execute the
+  same intrinsic with the same mask, or the result is undefined"; the PTX ISA adds that the
+  executing thread waits until all non-exited threads in ``membermask`` have executed it (so the
+  warp may hang). A mask naming a lane that is alive but elsewhere therefore makes the call
+  undefined for **every** lane of that warp. Naming an exited lane is allowed.
+* Each calling lane's result. A calling lane must have its own bit in ``mask`` (PTX: "the behavior
+  of shfl.sync is undefined if the executing thread is not in the membermask"), else its result is
+  undefined.
+* A shuffle read. Lane ``j`` is computed from the caller's lane, the operand and ``width``; when
+  ``j`` leaves the caller's segment (the PTX clamp fails) the caller gets its own value back. Any
+  other read is defined only when lane ``j`` itself calls: reading a lane that has exited, is
+  elsewhere, or is outside ``mask`` is undefined ("If the target thread is inactive, the retrieved
+  value is undefined").
+
+Undefined results are reported as 0 with ``defined`` False, never to be shown as a number.
+
+``exited=None`` in this module means "every lane that does not call has exited", the model of
+code whose missing lanes do not exist or have returned (block reductions use it). The public API
+(:mod:`helpers.warp`) always passes the three states explicitly.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
 LANES = 32
 LANE = np.arange(LANES, dtype=np.int64)
 MODES = ("idx", "up", "down", "xor")
+EXITED, CALLING, ELSEWHERE = 0, 1, 2           # a lane's state at a *_sync call
+STATE_NAMES = ("exited", "calling", "elsewhere")
 
 
 @dataclass(frozen=True)
@@ -31,14 +52,20 @@ class ShuffleResult:
     """What every lane got back from a shuffle. All three arrays are shaped like the input values.
 
     values:   the value received; 0 where ``defined`` is False (read it only where defined).
-    src_lane: the lane it was read from (the caller's own lane when it kept its value), -1 for a
-              lane that did not call.
+    src_lane: the lane it was (or, where undefined, would be) read from (the caller's own lane when
+              it kept its value), -1 for a lane that did not call.
     defined:  True where the Programming Guide defines the result.
+    state:    each lane's state (:data:`EXITED`, :data:`CALLING`, :data:`ELSEWHERE`), or None when
+              unknown (results read back from a recording).
+    call_defined: per warp, False when the call itself is undefined (its mask names a lane that is
+              alive elsewhere); None when unknown.
     """
 
     values: np.ndarray
     src_lane: np.ndarray
     defined: np.ndarray
+    state: Optional[np.ndarray] = None
+    call_defined: Optional[np.ndarray] = None
 
     @property
     def kept_own(self) -> np.ndarray:
@@ -54,6 +81,48 @@ class LaneResult:
     defined: np.ndarray
 
 
+@dataclass(frozen=True, repr=False)
+class VoteResult:
+    """One result per warp of a vote (``__ballot_sync``, ``__any_sync``, ``__all_sync``,
+    ``__activemask``), with whether it is defined.
+
+    values:  the uint32 (ballot, activemask) or bool (any, all) every calling lane got; 0 / False
+             where undefined (read it only where defined).
+    defined: False where the call is undefined (its mask names a lane that is alive elsewhere).
+    For one warp both are scalars; :attr:`value` and :meth:`hex` are the safe ways to read them.
+    """
+
+    values: Any
+    defined: Any
+
+    @property
+    def value(self) -> Any:
+        """The one warp's result as a Python int (or bool). Raises ValueError if it is undefined."""
+        if np.ndim(self.values) != 0:
+            raise ValueError("value is for a single warp; this result has one per warp: read .values where .defined")
+        if not bool(self.defined):
+            raise ValueError("undefined: the mask names a lane that is alive but not calling, so the "
+                             "Programming Guide defines no result (and the warp may hang)")
+        v = self.values.item() if isinstance(self.values, np.generic) else self.values
+        return bool(v) if isinstance(v, (bool, np.bool_)) else int(v)
+
+    def hex(self) -> str:
+        """``0x0000FFFF`` (ballot, activemask) or ``1`` / ``0`` (any, all); ``undefined`` when it is.
+        For one warp only."""
+        if not bool(self.defined):
+            return "undefined"
+        v = self.value
+        return str(int(v)) if isinstance(v, bool) else f"0x{v:08X}"
+
+    def __str__(self) -> str:
+        if np.ndim(self.values) == 0:
+            return self.hex()
+        return "[" + ", ".join(VoteResult(v, d).hex() for v, d in zip(self.values, self.defined)) + "]"
+
+    def __repr__(self) -> str:
+        return f"VoteResult({self})"
+
+
 def mask_bits(mask: np.ndarray) -> np.ndarray:
     """(n_warps,) uint32 masks -> (n_warps, 32) bool: is lane l named in the warp's mask."""
     return ((mask.astype(np.uint64)[:, None] >> LANE.astype(np.uint64)) & 1).astype(bool)
@@ -65,8 +134,31 @@ def pack_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def callers(mask: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """Lanes that execute the intrinsic: active and named in the mask."""
+    """Lanes that execute the intrinsic with their own bit in the mask: active and named in it."""
     return active & mask_bits(mask)
+
+
+def _exited(active: np.ndarray, exited: Optional[np.ndarray]) -> np.ndarray:
+    return ~active if exited is None else exited
+
+
+def lane_state(active: np.ndarray, exited: Optional[np.ndarray] = None) -> np.ndarray:
+    """(n_warps, 32) int8: :data:`CALLING` where active, :data:`EXITED` where exited, else
+    :data:`ELSEWHERE` (alive, in other code). ``active`` and ``exited`` must not overlap."""
+    gone = _exited(active, exited)
+    return np.where(active, CALLING, np.where(gone, EXITED, ELSEWHERE)).astype(np.int8)
+
+
+def diverged_in_mask(mask: np.ndarray, active: np.ndarray, exited: Optional[np.ndarray] = None) -> np.ndarray:
+    """(n_warps, 32) bool: lanes named in ``mask`` that are alive but not calling. Any such lane
+    makes the whole call undefined (Programming Guide: every non-exited lane named in mask must
+    execute the same intrinsic with the same mask)."""
+    return mask_bits(mask) & ~active & ~_exited(active, exited)
+
+
+def call_defined(mask: np.ndarray, active: np.ndarray, exited: Optional[np.ndarray] = None) -> np.ndarray:
+    """(n_warps,) bool: the call is defined, i.e. no lane named in ``mask`` is alive elsewhere."""
+    return ~diverged_in_mask(mask, active, exited).any(axis=1)
 
 
 def source_lanes(mode: str, b: np.ndarray, width: int) -> np.ndarray:
@@ -98,54 +190,73 @@ def source_lanes(mode: str, b: np.ndarray, width: int) -> np.ndarray:
 
 
 def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.ndarray,
-            active: np.ndarray) -> ShuffleResult:
-    """``__shfl{,_up,_down,_xor}_sync(mask, values, b, width)`` over (n_warps, 32) lanes."""
+            active: np.ndarray, exited: Optional[np.ndarray] = None) -> ShuffleResult:
+    """``__shfl{,_up,_down,_xor}_sync(mask, values, b, width)`` over (n_warps, 32) lanes.
+
+    ``active``: the calling lanes; ``exited``: the lanes that have returned (None: every lane that
+    does not call). A warp whose call is undefined gets ``defined`` False in every lane.
+    """
     calling = callers(mask, active)
+    ok = call_defined(mask, active, exited)
     j = source_lanes(mode, b, width)
     got = np.take_along_axis(values, j, axis=1)
     source_calls = np.take_along_axis(calling, j, axis=1)
-    defined = calling & source_calls
+    defined = calling & source_calls & ok[:, None]
     return ShuffleResult(
         values=np.where(defined, got, np.zeros((), values.dtype)),
-        src_lane=np.where(calling, j, -1).astype(np.int32),
+        src_lane=np.where(active, j, -1).astype(np.int32),
         defined=defined,
+        state=lane_state(active, exited),
+        call_defined=ok,
     )
 
 
-def ballot(pred: np.ndarray, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
+def ballot(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
+           exited: Optional[np.ndarray] = None) -> VoteResult:
     """``__ballot_sync``: bit l set iff lane l calls (active, in mask) and its predicate is true."""
-    return pack_bits(callers(mask, active) & pred)
+    ok = call_defined(mask, active, exited)
+    return VoteResult(np.where(ok, pack_bits(callers(mask, active) & pred), 0).astype(np.uint32), ok)
 
 
-def any_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
+def any_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
+             exited: Optional[np.ndarray] = None) -> VoteResult:
     """``__any_sync`` per warp: is the predicate true on any calling lane."""
-    return (callers(mask, active) & pred).any(axis=1)
+    ok = call_defined(mask, active, exited)
+    return VoteResult(ok & (callers(mask, active) & pred).any(axis=1), ok)
 
 
-def all_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
+def all_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
+             exited: Optional[np.ndarray] = None) -> VoteResult:
     """``__all_sync`` per warp: is the predicate true on every calling lane (True when none call)."""
-    return (~callers(mask, active) | pred).all(axis=1)
+    ok = call_defined(mask, active, exited)
+    return VoteResult(ok & (~callers(mask, active) | pred).all(axis=1), ok)
 
 
-def activemask(active: np.ndarray) -> np.ndarray:
-    """``__activemask()`` per warp, for converged code: the lanes that are active here."""
-    return pack_bits(active)
+def activemask(active: np.ndarray) -> VoteResult:
+    """``__activemask()`` per warp: the lanes executing it together, here ``active``.
+
+    It takes no mask, so it is never undefined, but it is only a snapshot: in divergent code which
+    lanes happen to execute it together is up to the scheduler, and it synchronises nothing.
+    """
+    return VoteResult(pack_bits(active), np.ones(active.shape[0], bool))
 
 
-def match_any(values: np.ndarray, mask: np.ndarray, active: np.ndarray) -> LaneResult:
+def match_any(values: np.ndarray, mask: np.ndarray, active: np.ndarray,
+              exited: Optional[np.ndarray] = None) -> LaneResult:
     """``__match_any_sync``: for each calling lane, the calling lanes holding an equal value."""
-    calling = callers(mask, active)
+    calling = callers(mask, active) & call_defined(mask, active, exited)[:, None]
     same = (values[:, :, None] == values[:, None, :]) & calling[:, None, :]
     out = pack_bits(same.reshape(-1, LANES)).reshape(values.shape)
     return LaneResult(np.where(calling, out, 0).astype(np.uint32), calling)
 
 
-def warp_reduce(op: str, values: np.ndarray, mask: np.ndarray, active: np.ndarray) -> LaneResult:
+def warp_reduce(op: str, values: np.ndarray, mask: np.ndarray, active: np.ndarray,
+                exited: Optional[np.ndarray] = None) -> LaneResult:
     """``__reduce_{add,min,max}_sync`` (32-bit integers): every calling lane gets the result.
 
     ``add`` wraps modulo 2**32 as the hardware does.
     """
-    calling = callers(mask, active)
+    calling = callers(mask, active) & call_defined(mask, active, exited)[:, None]
     if op == "add":
         wide = np.where(calling, values.astype(np.int64), 0).sum(axis=1)
         res = (wide & 0xFFFFFFFF).astype(np.uint32).view(np.int32 if values.dtype == np.int32 else np.uint32)
@@ -160,10 +271,12 @@ def warp_reduce(op: str, values: np.ndarray, mask: np.ndarray, active: np.ndarra
     return LaneResult(out, calling)
 
 
-def syncwarp(mask: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """``__syncwarp(mask)``: per lane, whether its call is well-defined (it is named in mask).
+def syncwarp(mask: np.ndarray, active: np.ndarray, exited: Optional[np.ndarray] = None) -> np.ndarray:
+    """``__syncwarp(mask)``: per lane, whether its call is well-defined.
 
-    The emulator runs lanes in lock step, so the barrier itself has nothing to do; what it can
-    check is the Programming Guide's rule that every calling lane has its own bit set in ``mask``.
+    The barrier moves no data; what can be checked are the Programming Guide's rules: the calling
+    lane has its own bit in ``mask``, and every non-exited lane named in ``mask`` executes a
+    ``__syncwarp`` with that mask (a lane named in it that is elsewhere and never arrives makes the
+    call undefined; on the hardware the callers may wait for ever).
     """
-    return active & mask_bits(mask)
+    return callers(mask, active) & call_defined(mask, active, exited)[:, None]

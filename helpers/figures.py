@@ -3,8 +3,11 @@
 Every picture follows the series' visual language (:mod:`helpers.style`): a warp is a row of 32
 numbered lanes; a shuffle is an arrow from source to destination lane; a lane that keeps its own
 value has no arrow and an orange outline; width segments are shaded bands; undefined results are
-hatched ``////`` with a vermilion edge and read "undef", never a number; inactive lanes are grey;
-lanes outside the mask are outlined dashed; result lanes are green.
+hatched ``////`` (pale, with a vermilion edge) and read "undef" on a white label, never a number,
+and hatching means nothing else; lanes that do not call show "–": grey when they have exited (or
+when it is not known why), pale yellow when they are alive elsewhere, with a thick black edge
+when the mask names them (which makes the whole call undefined); lanes outside the mask are
+outlined dashed; result lanes are green.
 
 Figures are :class:`matplotlib.figure.Figure` objects made without pyplot, so they are never
 registered with a pyplot window manager: a widget that redraws many times leaks nothing, and a
@@ -14,6 +17,7 @@ Figure objects). The text tables are deterministic, for outputs that nbval compa
 from __future__ import annotations
 
 import io
+import re
 import weakref
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -26,7 +30,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.transforms import TransformedPath
 
 from . import style
-from .emulator import ShuffleResult
+from .emulator import ELSEWHERE, EXITED, ShuffleResult, VoteResult
 
 LANES = style.LANES
 LANE = np.arange(LANES)
@@ -108,7 +112,9 @@ def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
 
     For a :class:`ShuffleResult` the rows are ``lane``, ``src`` and ``value`` (``undef`` where
     undefined; both ``-`` where the lane did not call), followed by lines naming the lanes that
-    kept their own value, read undefined values, or did not call. Floats get 6 significant digits.
+    kept their own value, read undefined values, or did not call (split into exited and alive
+    elsewhere when some are elsewhere). An undefined call is said first, above the table. Floats
+    get 6 significant digits.
     """
     if isinstance(result_or_values, ShuffleResult):
         r = result_or_values
@@ -121,7 +127,15 @@ def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
         notes = [f"kept own value: {_lanes_text(defined & (src == LANE))}",
                  f"undefined: {_lanes_text(~defined & (src >= 0))}",
                  f"did not call: {_lanes_text(src < 0)}"]
-        return lane_blocks(rows, lanes_per_block) + "\n" + "\n".join(notes)
+        head = ""
+        if r.state is not None:
+            state = _lane_row(r.state, "state", np.int64)
+            if (state == ELSEWHERE).any():
+                notes[-1] += f" (exited: {_lanes_text(state == EXITED)}; alive elsewhere: {_lanes_text(state == ELSEWHERE)})"
+            if r.call_defined is not None and not bool(r.call_defined):
+                head = ("UNDEFINED CALL: the mask names a lane that is alive but not calling, "
+                        "so no lane gets a defined value\n")
+        return head + lane_blocks(rows, lanes_per_block) + "\n" + "\n".join(notes)
     values = _lane_row(result_or_values, "values")
     rows = [("lane", [str(l) for l in LANE]), ("value", [format_value(v, fmt, 6) for v in values])]
     return lane_blocks(rows, lanes_per_block)
@@ -187,11 +201,13 @@ def _value_text(ax: Axes, x: float, y: float, text: str, color: str) -> None:
 
 
 def _lane_style(fill: str, *, result: bool, active: bool, faded: bool, kept_own: bool,
-                defined: bool) -> tuple[str, str, float, Optional[str], str]:
+                defined: bool, state: Optional[str] = None) -> tuple[str, str, float, Optional[str], str]:
     """(face, edge, linewidth, hatch, text colour) of one lane box.
 
-    Later rules win: undefined beats everything (it must never look like a value), grey
-    (inactive) beats faded, and the orange keeps-own outline shows on any defined lane.
+    Later rules win: undefined beats everything (it must never look like a value), a lane that does
+    not call beats faded, and the orange keeps-own outline shows on any defined lane. ``state``
+    refines a lane that does not call: "exited", "elsewhere", or "culprit" (elsewhere, yet named in
+    the mask); None when it is not known which.
     """
     face, edge, lw, hatch, text = fill, style.BLACK, 0.6, None, style.BLACK
     if result:
@@ -200,31 +216,56 @@ def _lane_style(fill: str, *, result: bool, active: bool, faded: bool, kept_own:
         face, edge, text = "white", style.INACTIVE, "#999999"
     if not active:
         face, text = style.INACTIVE, "#555555"
+        if state in ("elsewhere", "culprit"):
+            face = style.ELSEWHERE
+        if state == "culprit":
+            edge, lw = style.BLACK, 2.4
     if kept_own:
         edge, lw = style.KEEPS_OWN, 1.2 if faded else 2.2
     if not defined:
-        face, edge, lw, hatch, text = "white", style.UNDEFINED_EDGE, 1.2, style.UNDEFINED_HATCH, style.UNDEFINED_EDGE
+        face, edge, lw, hatch, text = "white", style.UNDEFINED_EDGE, 1.2, style.UNDEFINED_HATCH, style.UNDEFINED_TEXT
     return face, edge, lw, hatch, text
+
+
+def _hatched(patch: Patch) -> Patch:
+    """Give an undefined box its pale hatching (matplotlib >= 3.10 colours hatches on their own;
+    older versions draw them in the edge colour, which the white label under "undef" survives)."""
+    if patch.get_hatch() and hasattr(patch, "set_hatchcolor"):
+        patch.set_hatchcolor(style.UNDEFINED_HATCH_COLOR)
+    return patch
+
+
+def _states(active: np.ndarray, exited: Optional[Any], in_mask: np.ndarray) -> list[Optional[str]]:
+    if exited is None:
+        return [None] * LANES
+    gone = _lane_row(exited, "exited", bool)
+    return [None if a else "exited" if g else "culprit" if m else "elsewhere"
+            for a, g, m in zip(active, gone, in_mask)]
 
 
 def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: Optional[Any] = None,
               in_mask: Optional[Any] = None, kept_own: Optional[Any] = None, result_lanes: Iterable[int] = (),
               width: Optional[int] = None, title: Optional[str] = None, fmt: Fmt = None, y: float = 0.0,
               label: Optional[str] = None, faded: Optional[Any] = None, fill: str = style.LANE_FILL,
-              numbers: Optional[str] = "below") -> list[Rectangle]:
+              numbers: Optional[str] = "below", exited: Optional[Any] = None,
+              hide_inactive: bool = False) -> list[Rectangle]:
     """Draw one warp as a row of 32 lane boxes centred on height ``y``; return the boxes (lane order).
 
     ``values`` (32,) are written in the boxes when they fit. Per-lane bool flags (default: the
     ordinary case): ``defined`` False -> hatched, vermilion edge, "undef" instead of the number;
-    ``active`` False -> grey; ``in_mask`` False -> dashed outline; ``kept_own`` True -> orange
-    outline; ``faded`` True -> de-emphasised (a value nobody reads). ``result_lanes`` are filled
-    green, other lanes ``fill``. ``width`` shades the row's segments; ``label`` names the row at the
-    left; ``numbers`` puts lane numbers "below", "above" or nowhere (None). Lane l is centred on x = l.
+    ``active`` False -> the lane does not call: grey, or with ``exited`` given, grey if it has
+    exited and pale yellow if it is alive elsewhere (thick black edge if ``in_mask`` names it);
+    ``hide_inactive`` writes "–" in such lanes instead of their value; ``in_mask`` False -> dashed
+    outline; ``kept_own`` True -> orange outline; ``faded`` True -> de-emphasised (a value nobody
+    reads). ``result_lanes`` are filled green, other lanes ``fill``. ``width`` shades the row's
+    segments; ``label`` names the row at the left; ``numbers`` puts lane numbers "below", "above"
+    or nowhere (None). Lane l is centred on x = l.
     """
     vals = _lane_row(values, "values")
     defined_, active_ = _flags(defined, "defined", True), _flags(active, "active", True)
     in_mask_, kept_ = _flags(in_mask, "in_mask", True), _flags(kept_own, "kept_own", False)
     faded_ = _flags(faded, "faded", False)
+    states = _states(active_, exited, in_mask_)
     results = set(int(l) for l in result_lanes)
     if width is not None:
         draw_segments(ax, width, y - 0.55, y + 0.55)
@@ -232,18 +273,20 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
     for lane in range(LANES):
         face, edge, lw, hatch, text_color = _lane_style(
             fill, result=lane in results, active=active_[lane], faded=faded_[lane], kept_own=kept_[lane],
-            defined=defined_[lane])
+            defined=defined_[lane], state=states[lane])
         box = Rectangle((lane - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H, facecolor=face, edgecolor=edge,
                         linewidth=lw, hatch=hatch, zorder=2,
                         linestyle=style.OUTSIDE_MASK_STYLE if not in_mask_[lane] else "-")
-        _add(ax, box)
+        _add(ax, _hatched(box))
         boxes.append(box)
-        if defined_[lane]:
-            _value_text(ax, lane, y, format_value(vals[lane], fmt), text_color)
-        else:
-            # A white backing keeps the word readable over the hatching.
+        if not defined_[lane]:
+            # An opaque white label keeps the word readable over the hatching.
             _text(ax, lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color, zorder=4,
-                  bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
+                  bbox=dict(facecolor="white", edgecolor="none", pad=0.8))
+        elif hide_inactive and not active_[lane]:
+            _text(ax, lane, y, style.NOT_CALLING_TEXT, fontsize=VALUE_SIZE, color=text_color, zorder=4)
+        else:
+            _value_text(ax, lane, y, format_value(vals[lane], fmt), text_color)
     if numbers:
         dy = -(BOX_H / 2 + 0.18) if numbers == "below" else BOX_H / 2 + 0.18
         for lane in range(LANES):
@@ -295,9 +338,15 @@ _LEGEND: dict[str, Callable[[], Any]] = {
                                   label="read of an undefined value"),
     "kept_own": lambda: Patch(facecolor=style.LANE_FILL, edgecolor=style.KEEPS_OWN, linewidth=2.2,
                               label="kept its own value (no arrow)"),
-    "undefined": lambda: Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
-                               label="undefined"),
-    "inactive": lambda: Patch(facecolor=style.INACTIVE, edgecolor=style.BLACK, linewidth=0.6, label="inactive lane"),
+    "undefined": lambda: _hatched(Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
+                                        label="undefined")),
+    "inactive": lambda: Patch(facecolor=style.INACTIVE, edgecolor=style.BLACK, linewidth=0.6,
+                              label="does not call (–)"),
+    "exited": lambda: Patch(facecolor=style.EXITED, edgecolor=style.BLACK, linewidth=0.6, label="exited (–)"),
+    "elsewhere": lambda: Patch(facecolor=style.ELSEWHERE, edgecolor=style.BLACK, linewidth=0.6,
+                               label="alive elsewhere, not calling (–)"),
+    "culprit": lambda: Patch(facecolor=style.ELSEWHERE, edgecolor=style.BLACK, linewidth=2.0,
+                             label="named in the mask, but elsewhere"),
     "outside_mask": lambda: Patch(facecolor="white", edgecolor=style.BLACK, linestyle=style.OUTSIDE_MASK_STYLE,
                                   label="outside the mask"),
     "result": lambda: Patch(facecolor=style.RESULT, edgecolor=style.BLACK, linewidth=0.6, label="result"),
@@ -339,34 +388,60 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
 # ---------------------------------------------------------------- shuffles and ballots
 
 
+def _lane_list(where: np.ndarray) -> str:
+    lanes = [str(int(l)) for l in np.flatnonzero(where)]
+    return " ".join(lanes) if len(lanes) <= 8 else " ".join(lanes[:8]) + " …"
+
+
+def _exited_of(active: np.ndarray, exited: Optional[Any], result: Optional[ShuffleResult] = None) -> Optional[np.ndarray]:
+    """The exited lanes, from ``exited`` or else from a result's lane states; None if unknown."""
+    if exited is not None:
+        return _lane_row(exited, "exited", bool)
+    if result is not None and result.state is not None:
+        return _lane_row(result.state, "result.state", np.int64) == EXITED
+    return None
+
+
 def shuffle_figure(values: Any, result: ShuffleResult, *, op_label: str, width: int, mask: int,
-                   active: Optional[Any], source_label: str) -> Figure:
+                   active: Optional[Any], source_label: str, exited: Optional[Any] = None) -> Figure:
     """Before/after rows of one warp's shuffle, with an arrow from each destination's source lane.
 
     ``values`` (32,) is the input, ``result`` what :mod:`helpers.warp` returned for it (one warp),
-    ``mask`` the member mask, ``active`` the active lanes (None: all). Lanes that did not run the
-    shuffle because they are inactive still hold their old value after it (drawn grey); an active
-    lane outside ``mask`` gets an undefined result. ``source_label`` names the engine in the footer.
+    ``mask`` the member mask, ``active`` the calling lanes (None: all), ``exited`` the lanes that
+    have returned (None: taken from ``result.state`` when it has one). Lanes that do not call show
+    "–" in both rows. A calling lane outside ``mask`` gets an undefined result; a mask that names a
+    lane alive elsewhere makes every result undefined, and the title says so.
+    ``source_label`` names the engine in the footer.
     """
     vals = _lane_row(values, "values")
     act = _flags(active, "active", True)
+    gone = _exited_of(act, exited, result)
     in_mask = ((int(mask) >> LANE) & 1).astype(bool)
     src = _lane_row(result.src_lane, "src_lane", np.int64)
     defined = _lane_row(result.defined, "defined", bool)
     kept = defined & (src == LANE)
-    after = np.where(act, _lane_row(result.values, "result.values"), vals)
-    fig, ax = _new_figure(3.7)
+    culprits = in_mask & ~act & ~gone if gone is not None else np.zeros(LANES, bool)
+    fig, ax = _new_figure(3.9 if culprits.any() else 3.7)
     top = ROW_GAP
     draw_segments(ax, width, -0.6, top + 0.6)
-    draw_warp(ax, vals, active=act, in_mask=in_mask, y=top, label="before", numbers="above", fmt=None)
-    draw_warp(ax, after, defined=defined | ~act, active=act, in_mask=in_mask, kept_own=kept, y=0.0,
-              label="after", numbers="below")
+    draw_warp(ax, vals, active=act, in_mask=in_mask, exited=gone, y=top, label="before", numbers="above",
+              fmt=None, hide_inactive=True)
+    draw_warp(ax, _lane_row(result.values, "result.values"), defined=defined | ~act, active=act, in_mask=in_mask,
+              exited=gone, kept_own=kept, y=0.0, label="after", numbers="below", hide_inactive=True)
     n_arrows = draw_shuffle_arrows(ax, src, defined, y_from=top, y_to=0.0)
     ax.set_ylim(-0.85, top + 0.85)
-    ax.set_title(f"{op_label}    (width {width}, mask 0x{int(mask):08X}, {int(act.sum())} active lanes)", fontsize=9)
+    title = f"{op_label}    (width {width}, mask 0x{int(mask):08X}, {int(act.sum())} calling lanes)"
+    if culprits.any():
+        title += (f"\nUNDEFINED CALL: the mask names lane(s) {_lane_list(culprits)}, alive but not calling, "
+                  f"so no lane gets a defined result")
+    ax.set_title(title, fontsize=9, color=style.BLACK)
+    not_calling = ~act
     present = {"arrow": n_arrows > 0, "undef_arrow": bool((~defined & (src >= 0) & (src != LANE)).any()),
                "kept_own": bool(kept.any()), "undefined": bool((~defined & act).any()),
-               "inactive": bool((~act).any()), "outside_mask": bool((~in_mask).any())}
+               "inactive": gone is None and bool(not_calling.any()),
+               "exited": gone is not None and bool((not_calling & gone).any()),
+               "elsewhere": gone is not None and bool((not_calling & ~gone & ~in_mask).any()),
+               "culprit": bool(culprits.any()), "outside_mask": bool((~in_mask).any())}
     _legend(fig, ["lane", *(k for k, shown in present.items() if shown)], width=width)
     _footer(fig, source_label)
     return fig
@@ -377,30 +452,40 @@ def ballot_bits(result: int) -> np.ndarray:
     return ((int(result) >> LANE) & 1).astype(bool)
 
 
-def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: int, source_label: str, *,
-                  values: Optional[Any] = None, fmt: Fmt = None) -> Figure:
+def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: Union[int, VoteResult],
+                  source_label: str, *, values: Optional[Any] = None, fmt: Fmt = None,
+                  exited: Optional[Any] = None) -> Figure:
     """One warp's ``__ballot_sync``: per-lane predicate, the bit strip (lane l <-> bit l), the result.
 
-    The bits are drawn from ``result`` (what the backend returned), not recomputed, in lane order
-    under their lanes; the result is also written in hex and in binary (bit 31 first). ``values``,
-    when given, adds a row with the data the predicate was computed from.
+    The bits are drawn from ``result`` (what the backend returned: an int or a one-warp
+    :class:`~helpers.emulator.VoteResult`), not recomputed, in lane order under their lanes; the
+    result is also written in hex and in binary (bit 31 first). ``active`` are the calling lanes,
+    ``exited`` the lanes that have returned (None: not known; the others are alive elsewhere).
+    Lanes that do not call show "–" (their bit is 0). An undefined result hatches all 32 bits.
+    ``values``, when given, adds a row with the data the predicate was computed from.
     """
     pred = _lane_row(predicate, "predicate") != 0
     act = _flags(active, "active", True)
+    gone = None if exited is None else _lane_row(exited, "exited", bool)
     in_mask = ((int(mask) >> LANE) & 1).astype(bool)
-    bits = ballot_bits(result)
+    ok = bool(result.defined) if isinstance(result, VoteResult) else True
+    number = (result.value if ok else 0) if isinstance(result, VoteResult) else int(result)
+    bits = ballot_bits(number)
+    culprits = in_mask & ~act & ~gone if gone is not None else np.zeros(LANES, bool)
     rows = 3 if values is not None else 2
-    fig = LaneFigure(figsize=(style.FIG_WIDTH, 0.85 * rows + 1.7))
-    ax = fig.add_axes((0.075, 0.33, 0.92, 0.55))
+    fig = LaneFigure(figsize=(style.FIG_WIDTH, 0.85 * rows + 2.0))
+    ax = fig.add_axes((0.075, 0.36, 0.92, 0.52))
     y = 0.0
-    draw_warp(ax, bits.astype(int), active=act, in_mask=in_mask, result_lanes=np.flatnonzero(bits), fill="white",
-              y=y, label="ballot bit", numbers="below")
-    draw_warp(ax, pred.astype(int), active=act, in_mask=in_mask, y=y + 1.25, label="predicate", numbers=None)
+    draw_warp(ax, bits.astype(int), defined=np.full(LANES, ok), active=act, in_mask=in_mask, exited=gone,
+              result_lanes=np.flatnonzero(bits), fill="white", y=y, label="ballot bit", numbers="below",
+              hide_inactive=True)
+    draw_warp(ax, pred.astype(int), active=act, in_mask=in_mask, exited=gone, y=y + 1.25, label="predicate",
+              numbers=None, hide_inactive=True)
     top = y + 1.25
     if values is not None:
         top += 1.25
-        draw_warp(ax, _lane_row(values, "values"), active=act, in_mask=in_mask, y=top, label="value",
-                  numbers=None, fmt=fmt)
+        draw_warp(ax, _lane_row(values, "values"), active=act, in_mask=in_mask, exited=gone, y=top, label="value",
+                  numbers=None, fmt=fmt, hide_inactive=True)
     for lane in range(LANES):   # lane l feeds bit l
         ax.plot([lane, lane], [y + BOX_H / 2, y + 1.25 - BOX_H / 2], color="#888888", linewidth=0.5, zorder=1)
         _text(ax, lane, top + BOX_H / 2 + 0.2, str(lane), fontsize=5.5, color="#444444")
@@ -408,13 +493,27 @@ def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: int,
     _text(ax, -0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", fontsize=7)
     ax.set_ylim(y - 0.75, top + 0.75)
     ax.set_title(f"__ballot_sync(0x{int(mask):08X}, predicate): lane l sets bit l "
-                 f"(if it is active, in the mask and its predicate is true)", fontsize=9)
-    binary = " ".join(f"{int(result):032b}"[i:i + 4] for i in range(0, 32, 4))
-    fig.text(0.5, 0.2, f"result = 0x{int(result):08X} = 0b {binary}   (written bit 31 … bit 0; "
-             f"the strip above is in lane order, bit 0 at the left)", ha="center", fontsize=8, family="monospace")
-    present = {"inactive": bool((~act).any()), "outside_mask": bool((~in_mask).any())}
-    _legend(fig, ["lane", "bit_set", *(k for k, shown in present.items() if shown)], lane_label="lane / bit",
-            y=0.11)
+                 f"(if it calls, is in the mask and its predicate is true)", fontsize=9)
+    if ok:
+        binary = " ".join(f"{number:032b}"[i:i + 4] for i in range(0, 32, 4))
+        line = f"result = 0x{number:08X} = 0b {binary}"
+        note = "(binary written bit 31 … bit 0; the strip above is in lane order, bit 0 at the left)"
+        color = style.BLACK
+    else:
+        line = "result = undefined"
+        note = (f"the mask names lane(s) {_lane_list(culprits)}, alive but not calling: the Programming Guide "
+                f"defines no result (the warp may even hang)")
+        color = style.UNDEFINED_TEXT
+    fig.text(0.5, 0.235, line, ha="center", fontsize=8.5, family="monospace", color=color)
+    fig.text(0.5, 0.185, note, ha="center", fontsize=7, color="#444444")
+    not_calling = ~act
+    present = {"undefined": not ok, "inactive": gone is None and bool(not_calling.any()),
+               "exited": gone is not None and bool((not_calling & gone).any()),
+               "elsewhere": gone is not None and bool((not_calling & ~gone & ~in_mask).any()),
+               "culprit": bool(culprits.any()), "outside_mask": bool((~in_mask).any())}
+    bit_set = ["bit_set"] if ok and bits.any() else []
+    _legend(fig, ["lane", *bit_set, *(k for k, shown in present.items() if shown)], lane_label="lane / bit",
+            y=0.1)
     _footer(fig, source_label)
     return fig
 
@@ -485,7 +584,7 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
         prev_faded = ~meaningful[k - 1, warp]
         draw_warp(ax, trace.held[k - 1, warp], defined=hdef[k - 1, warp], active=trace.active[k - 1, warp],
                   in_mask=trace.in_mask[k - 1, warp], faded=prev_faded, y=ROW_GAP,
-                  label="before", numbers="above")
+                  label="before", numbers="above", hide_inactive=True)
         src = trace.src_lane[k, warp]
         kept = trace.defined[k, warp] & (src == LANE)
         draw_shuffle_arrows(ax, src, trace.defined[k, warp], y_from=ROW_GAP, y_to=0.0, faded=faded_now)
@@ -494,7 +593,8 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
         _text(ax, LANES / 2 - 0.5, ROW_GAP, "the input: what each lane holds before the first step",
               fontsize=8, color="#444444")
     draw_warp(ax, trace.held[k, warp], defined=hdef[k, warp], active=act, in_mask=in_mask, kept_own=kept,
-              faded=faded_now, result_lanes=results, y=0.0, label="after" if k else "input", numbers="below")
+              faded=faded_now, result_lanes=results, y=0.0, label="after" if k else "input", numbers="below",
+              hide_inactive=True)
     ax.set_ylim(-0.85, ROW_GAP + 0.85)
     warp_note = f", warp {warp}" if trace.n_warps > 1 else ""
     ax.set_title(f"{trace.title}{warp_note} — step {k} of {last}: {trace.labels[k]}", fontsize=9)
@@ -503,6 +603,8 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
     keys = ["lane", "arrow", "faded"] + (["result"] if results else [])
     keys += ["kept_own"] if kept.any() else []
     keys += ["undefined"] if (~hdef[k, warp]).any() else []
+    keys += ["inactive"] if (~act).any() else []
+    keys += ["outside_mask"] if (~in_mask).any() else []
     _legend(fig, keys, lane_label=f"partial that flows to {lane_word} {targets}")
     _footer(fig, trace.source)
 
@@ -546,9 +648,35 @@ def trace_animation(trace: Any, *, interval: int = 800, warp: int = 0) -> FuncAn
                          repeat=True, cache_frame_data=False)
 
 
+# matplotlib's jshtml player draws its buttons with Font Awesome icons fetched from a CDN, so
+# offline (the GPU host, a train, a locked-down lab) the buttons come out blank. These characters
+# are in every font; the buttons keep their titles ("Play", "Next frame", ...) for tooltips.
+_PLAYER_ICONS = {
+    "fa-minus": "−", "fa-fast-backward": "|◀◀", "fa-step-backward": "|◀", "fa-play fa-flip-horizontal": "◀",
+    "fa-pause": "❚❚", "fa-play": "▶", "fa-step-forward": "▶|", "fa-fast-forward": "▶▶|", "fa-plus": "+",
+}
+_FA_LINK = re.compile(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">')
+_FA_ICON = re.compile(r'<i class="fa ([\w -]+?)"></i>')
+_FIRST_FRAME = re.compile(r'frames\[0\] = "((?:[^"\\]|\\.)*)"', re.S)
+_IMG = re.compile(r'<img id="(_anim_img\w+)">')
+
+
 def animation_html(anim: FuncAnimation) -> str:
-    """The animation as self-contained HTML with play / step controls (``anim.to_jshtml()``)."""
-    return anim.to_jshtml()
+    """The animation as self-contained HTML with play / step controls (``anim.to_jshtml()``),
+    made to work offline and before any script runs.
+
+    Font Awesome icons (a CDN stylesheet) are replaced by plain characters: |◀◀ first, |◀ previous,
+    ◀ backwards, ❚❚ pause, ▶ play, ▶| next, ▶▶| last, − / + speed. The first frame is also written
+    into the ``<img>`` tag itself, so the picture is there (with its size) even before the player's
+    script has set it.
+    """
+    html = _FA_LINK.sub("", anim.to_jshtml())
+    html = _FA_ICON.sub(lambda m: _PLAYER_ICONS.get(m.group(1), m.group(1)), html)
+    first = _FIRST_FRAME.search(html)
+    if first:
+        src = first.group(1).replace("\\\n", "")
+        html = _IMG.sub(lambda m: f'<img id="{m.group(1)}" src="{src}" alt="animation frame">', html, count=1)
+    return html
 
 
 def trace_table(trace: Any, *, warp: int = 0, fmt: Fmt = None, lanes_per_block: int = 16) -> str:

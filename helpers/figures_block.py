@@ -27,10 +27,14 @@ LANES = style.LANES
 MAX_WARPS_DRAWN = 8        # a phase picture stacks at most this many warps (256 threads)
 MAX_SLOT_ROWS = 4          # and at most this many rows of 32 shared slots
 MAX_ARROWS = 48            # more loads/stores than this in one phase: the slots are outlined instead
-WARP_COLORS = ("#CFE8F7", "#FBE3B5", "#CDEBDD", "#F3D3E4")   # light sky / orange / green / purple
+# Light tints of the Okabe-Ito colours (no vermilion: pale vermilion means "wrong" here). Neighbouring
+# warps always differ; a colour comes back only 8 warps later, and every warp's id is written too.
+WARP_COLORS = ("#CFE8F7", "#FBE3B5", "#CDEBDD", "#F3D3E4", "#F5EEA8", "#A9CBE8", "#E2E2E2", "#9FD9C4")
 SHARED_FILL = "#FFF7CC"     # a defined shared slot (light yellow)
 GRID_MAX_CELLS_TEXT = 48    # write the tid in each cell of the blockDim picture up to this many columns
 GRID_MAX_TEXT_CELLS = 256   # ... and this many threads
+GRID_MAX_ROW_LABELS = 32    # label every row up to this many rows, else every k-th
+GRID_MAX_WARP_IDS = 16      # write warp ids in the cells up to this many warps
 
 _KIND_WORDS = {"input": "input", "warp": "warp shuffles", "load": "shared → registers",
                "store": "registers → shared", "barrier": "__syncthreads()"}
@@ -145,9 +149,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
         figures._text(ax, LANES / 2 - 0.5, y + 0.33, "__syncthreads(): no thread passes until every thread "
                       "of the block arrives", fontsize=7.5, color=style.VERMILION, zorder=6)
     ax.set_ylim(bottom, top)
-    last = len(trace.phases) - 1
-    ax.set_title(f"{trace.title}\nphase {phase} of {last} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}",
-                 fontsize=8.5)
+    ax.set_title(f"{trace.title}\n{phase_caption(trace, phase)}", fontsize=8.5)
     keys = [Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="thread's register"),
             Patch(facecolor=SHARED_FILL, edgecolor=style.BLACK, linewidth=0.6, label="shared slot"),
             Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH, label="undefined")]
@@ -163,6 +165,14 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
                       f"(too many to draw as arrows)", fontsize=7, color="#444444")
     fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.05), ncol=len(keys), fontsize=7, frameon=False)
     fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
+
+
+def phase_caption(trace: Any, phase: int) -> str:
+    """``phase 4 of phases 0–5 (shared → registers): <label>``: the phase numbered as
+    :func:`phase_lines` and :func:`block_phase_figure` number it, with how many there are."""
+    _check_phase(trace, phase)
+    p = trace.phases[phase]
+    return f"phase {phase} of phases 0–{len(trace.phases) - 1} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}"
 
 
 def block_phase_figure(trace: Any, phase: int, *, source_label: Optional[str] = None) -> Figure:
@@ -256,15 +266,33 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     warp = tid // LANES
     ax.imshow(warp % len(WARP_COLORS), cmap=ListedColormap(WARP_COLORS), vmin=0, vmax=len(WARP_COLORS) - 1,
               extent=(-0.5, bx - 0.5, by - 0.5, -0.5), interpolation="nearest", aspect="auto", zorder=0)
-    ax.hlines(np.arange(by + 1) - 0.5, -0.5, bx - 0.5, color="#888888", linewidth=0.4, zorder=1)
-    starts = [divmod(t, bx) for t in range(LANES, bx * by, LANES)]   # a warp starts at tid t: thick left edge
-    ax.add_collection(LineCollection([[(x - 0.5, y - 0.5), (x - 0.5, y + 0.5)] for y, x in starts],
+    if by <= 4 * GRID_MAX_ROW_LABELS:   # beyond that the row lines would grey the picture out
+        ax.hlines(np.arange(by + 1) - 0.5, -0.5, bx - 0.5, color="#888888", linewidth=0.4, zorder=1)
+    left = ax.get_yaxis_transform()     # x in axes fractions: labels sit just left of the grid at any width
+    # A warp starts at tid t: a thick left edge on its first cell, or the whole top edge of its row
+    # when it starts a row (the row above then belongs to earlier warps).
+    starts = [divmod(t, bx) for t in range(LANES, bx * by, LANES)]
+    ax.add_collection(LineCollection([[(x - 0.5, y - 0.5), (x - 0.5, y + 0.5)] if x else
+                                      [(-0.5, y - 0.5), (bx - 0.5, y - 0.5)] for y, x in starts],
                                      colors=style.BLACK, linewidths=2.0, zorder=3))
-    if show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS):
+    n_warps = -(-bx * by // LANES)
+    tids_written = show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS)
+    if tids_written:
         for (y, x), t in np.ndenumerate(tid):
             figures._text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
-    for y in range(by):
-        ax.text(-0.8, y, f"y={y}", ha="right", va="center", fontsize=6.5)
+    every = -(-by // GRID_MAX_ROW_LABELS)
+    one_warp_rows = every == 1 and all(a == b for a, b in (warps_of_row((bx, by), y) for y in range(by)))
+    # Warp ids in the cells too, where the cells are free and a row holds several warps; not beyond
+    # GRID_MAX_WARP_IDS warps (each text costs drawing time; the row labels and the thick lines still
+    # say which warp is where, in order).
+    if not tids_written and not one_warp_rows and n_warps <= GRID_MAX_WARP_IDS:
+        for w, (y, x0, x1) in enumerate(warp_label_spans((bx, by))):
+            if x1 - x0 >= 3 or bx < 3:
+                figures._text(ax, (x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK,
+                              zorder=4)
+    for y in range(0, by, every):
+        ax.text(-0.005, y, row_label((bx, by), y), ha="right", va="center", fontsize=6.5 if by <= 16 else 5.5,
+                transform=left)
     for i, r in enumerate(xr):
         cx = bx - 0.5 + 0.6 + col_w / 2 + i * (col_w + 0.4)
         ok = r.defined[:, 0] & (r.values[:, 0] == r.expected[:, 0])
@@ -274,26 +302,53 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
         cy = by - 0.5 + 0.6 + 0.7 + i * 1.4
         ok = r.defined[0, :] & (r.values[0, :] == r.expected[0, :])
         _result_cells(ax, r.values[0, :], r.defined[0, :], ok, range(bx), [cy] * bx, 0.9, 1.2, bx <= 40)
-        ax.text(-0.8, cy, _result_name(r), ha="right", va="center", fontsize=7)
+        ax.text(-0.005, cy, _result_name(r), ha="right", va="center", fontsize=7, transform=left)
     ax.set_xlim(-0.6, width_units - 0.4)
     ax.set_ylim(height_units - 0.4, -1.5 if xr else -0.6)
     ax.set_axis_off()
-    n_warps = -(-bx * by // LANES)
     ax.set_title(title or f"blockDim = ({bx}, {by}): {by} row(s) of {bx} threads, {bx * by} threads = "
-                 f"{n_warps} warp(s) of 32 (a thick line marks where a warp starts)", fontsize=8.5)
-    keys = [Patch(facecolor=WARP_COLORS[w % len(WARP_COLORS)], edgecolor="#888888", label=f"warp {w}")
-            for w in range(min(n_warps, 4))]
-    if n_warps > 4:
-        keys[-1].set_label("warps … (colours repeat)")
+                 f"{n_warps} warp(s) of 32\na thick line marks where a warp starts; each row's warps "
+                 f"(wN) are listed at its left", fontsize=8.5)
+    # Up to 8 warps the legend names each colour; beyond, colours come round again and the warp ids
+    # (row labels, and in the cells) say which warp is which.
+    keys = [Patch(facecolor=WARP_COLORS[w], edgecolor="#888888", label=f"warp {w}")
+            for w in range(n_warps)] if n_warps <= len(WARP_COLORS) else []
     if results:
         keys += [Patch(facecolor=style.RESULT, edgecolor=style.BLACK, label="result = NumPy"),
                  Patch(facecolor="#F6C9AE", edgecolor=style.BLACK, label="wrong"),
                  Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
                        label="undefined")]
-    fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
+    if keys:
+        fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
     if source_label:
         fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
     return fig
+
+
+def warps_of_row(block: tuple[int, int], y: int) -> tuple[int, int]:
+    """The first and last hardware warp holding threads of row ``y`` (tid = y * blockDim.x + x)."""
+    bx = int(block[0])
+    return y * bx // LANES, ((y + 1) * bx - 1) // LANES
+
+
+def row_label(block: tuple[int, int], y: int) -> str:
+    """``y=3  w1–2``: the row and the warps that hold its threads."""
+    first, last = warps_of_row(block, y)
+    return f"y={y}  w{first}" + (f"–{last}" if last > first else "")
+
+
+def warp_label_spans(block: tuple[int, int]) -> list[tuple[int, int, int]]:
+    """Per warp, where to write its id: ``(y, x0, x1)``, its widest run of cells in one row (the middle
+    one of equally wide runs, so a warp of several whole rows is labelled on its middle row)."""
+    bx, by = int(block[0]), int(block[1])
+    spans: list[tuple[int, int, int]] = []
+    for w in range(-(-bx * by // LANES)):
+        t0, t1 = w * LANES, min((w + 1) * LANES, bx * by)
+        runs = [(y, max(t0, y * bx) - y * bx, min(t1, (y + 1) * bx) - y * bx) for y in range(t0 // bx, (t1 - 1) // bx + 1)]
+        widest = max(x1 - x0 for _, x0, x1 in runs)
+        best = [r for r in runs if r[2] - r[1] == widest]
+        spans.append(best[(len(best) - 1) // 2])
+    return spans
 
 
 def _result_name(r: Any) -> str:

@@ -120,3 +120,38 @@ def backend(x: Optional[str], name: str = "backend") -> Optional[str]:
     if x is not None and x not in ("emulator", "cupy"):
         raise ValueError(f"{name} must be None (auto), 'emulator' or 'cupy'; got {x!r}")
     return x
+
+
+def exited(x: Any, shape: tuple[int, ...], name: str = "exited") -> np.ndarray:
+    """The lanes that have exited the kernel (returned) before the call: ``None`` (none) or a bool
+    array of exactly ``shape``. An exited lane is neither calling nor alive elsewhere."""
+    if x is None:
+        return np.zeros(shape, dtype=bool)
+    arr = np.asarray(x)
+    if arr.dtype != np.bool_ or arr.shape != shape:
+        got = f"dtype {arr.dtype}" if arr.dtype != np.bool_ else f"shape {arr.shape}"
+        raise ValueError(f"{name} must be a bool array of shape {shape} (True = lane has exited) or None; got {got}")
+    return arr
+
+
+_active_lanes = active  # lane_states' own parameter is called ``active``
+
+
+def lane_states(active: Any, exited_lanes: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``(active, exited)`` validated together: the lanes that call, and the lanes that have exited.
+
+    ``active=None`` means every lane that has not exited calls. A lane both calling and exited is
+    impossible (an exited thread executes nothing): ValueError naming ``exited``. Lanes in neither
+    set are alive but elsewhere (diverged).
+    """
+    gone = exited(exited_lanes, shape)
+    if active is None:
+        return ~gone, gone
+    calling = _active_lanes(active, shape)
+    both = calling & gone
+    if both.any():
+        lanes = " ".join(str(int(l)) for l in np.unique(np.nonzero(both)[-1]))
+        raise ValueError(f"exited must not overlap active: lane(s) {lanes} are marked both exited and calling, "
+                         f"but a lane that has exited executes nothing. Remove them from active (or leave "
+                         f"active=None: every lane that has not exited calls)")
+    return calling, gone

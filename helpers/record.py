@@ -63,6 +63,7 @@ def classify_exited_reads(values: np.ndarray, active: np.ndarray, deltas: np.nda
 def record_exited_reads() -> list:
     """On the GPU: shfl_down with a full mask whose source lane has exited (undefined), measured."""
     from . import warp_cupy
+    from .emulator import lane_state
 
     values, active, deltas = exited_read_inputs()
     counts: dict[str, int] = {}
@@ -70,7 +71,7 @@ def record_exited_reads() -> list:
         rows = deltas == d
         operand = np.full(values[rows].shape, int(d))
         mask = np.full(int(rows.sum()), 0xFFFFFFFF, np.uint32)
-        got, _ = warp_cupy.shuffle_raw("down", values[rows], operand, 32, mask, active[rows])
+        got, _ = warp_cupy.shuffle_raw("down", values[rows], operand, 32, mask, lane_state(active[rows], ~active[rows]))
         for k, v in classify_exited_reads(values[rows], active[rows], deltas[rows], got).items():
             counts[k] = counts.get(k, 0) + v
     return [data.write("exited_reads", {"experiment": "shfl_down, full mask, width 32, ~20% of lanes exited, "

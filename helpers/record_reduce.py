@@ -8,8 +8,14 @@
 * ``block_reduce.json``  every :data:`BLOCK_CASES` configuration run on the GPU (``{"cases": [...]}``,
   each with its config, input, and what every thread returned, 0 where the model says undefined);
 * ``sanitizer_block.json``  compute-sanitizer racecheck and synccheck on :data:`SANITIZER_RUNS`
-  (one process per kernel and tool, in parallel, through :mod:`helpers.block_reduce_target`),
-  parsed by :func:`helpers.reduce_checks.parse_sanitizer`; written only where compute-sanitizer exists.
+  (one process per kernel, tool and racecheck report mode, in parallel, through
+  :mod:`helpers.block_reduce_target`), parsed by :func:`helpers.reduce_checks.parse_sanitizer`, with
+  the summary line and the first report lines as printed; written only where compute-sanitizer exists.
+  Racecheck runs once per :data:`RACECHECK_REPORTS` mode (its default, ``analysis``, and ``all``),
+  and in ``hazard`` mode too for the :data:`RACY` kernels. Every run prints at most
+  :data:`PRINT_LIMIT` reports (``--print-limit``: our choice, compute-sanitizer's default is 100),
+  except the :data:`UNLIMITED` runs, repeated with ``--print-limit 0`` (no limit) to show which
+  numbers of the summary the limit changes.
 
 ``python -m helpers.record`` calls :func:`record`; ``python3 -m helpers.record_reduce`` does too.
 CI, without a GPU, checks that the emulator reproduces each file (tests/test_warp_reduce.py,
@@ -21,6 +27,7 @@ import argparse
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +43,14 @@ from .warp_reduce import compare_methods, warp_reduce_trace
 
 SANITIZER_TOOLS: tuple[str, ...] = ("racecheck", "synccheck")
 SANITIZER_TIMEOUT_S = 180
+SANITIZER_WORKERS = 8    # compute-sanitizer processes at once (8 ran side by side on the H200 on 2026-11-30)
+# racecheck --racecheck-report modes recorded for every kernel: "analysis" is racecheck's default (one
+# report per racing pair of instructions, with its hazard count), "all" adds the byte-accurate
+# "hazard" reports (one per byte of shared memory in contention).
+RACECHECK_REPORTS: tuple[str, ...] = ("analysis", "all")
+PRINT_LIMIT = 20         # --print-limit: reports printed per run (compute-sanitizer's default is 100)
+UNLIMITED: tuple[tuple[str, str], ...] = (("seed_y", "all"),)   # (kernel, report) also run with --print-limit 0
+EXCERPT_LINES = 16       # report lines kept verbatim per run
 
 
 def _ints(seed: int, shape: Any, lo: int = -9, hi: int = 10) -> np.ndarray:
@@ -109,21 +124,57 @@ def expected_outcome(kernel: str, tool: str) -> str:
     return "reported" if kernel in RACY and tool == "racecheck" else "clean"
 
 
-def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exit_code: Optional[int]) -> dict[str, Any]:
-    """One run's record: the parsed summary, its outcome (clean / reported / incomplete) and expectation."""
+Job = tuple[str, int, int, str, Optional[str], int]   # kernel, x, y, tool, racecheck report or None, print limit
+
+
+def sanitizer_jobs() -> list[Job]:
+    """(kernel, x, y, tool, racecheck report mode or None, print limit) of every compute-sanitizer run."""
+    jobs: list[Job] = []
+    for k, x, y in SANITIZER_RUNS:
+        reports = (*RACECHECK_REPORTS, *(("hazard",) if k in RACY else ()))
+        jobs += [(k, x, y, "racecheck", r, PRINT_LIMIT) for r in reports]
+        jobs += [(k, x, y, "racecheck", r, 0) for kk, r in UNLIMITED if kk == k]
+        jobs.append((k, x, y, "synccheck", None, PRINT_LIMIT))
+    return jobs
+
+
+_SUMMARY_LINE = re.compile(r"^=+ ((?:RACECHECK|ERROR) SUMMARY: .*)$")
+_REPORT_LINE = re.compile(r"^=+ (?!\s*(?:COMPUTE-SANITIZER|RACECHECK SUMMARY|ERROR SUMMARY))(.*\S.*)$")
+
+
+def sanitizer_run(text: str, tool: str, kernel: str, block: tuple[int, int], exit_code: Optional[int],
+                  report: Optional[str] = None, print_limit: int = PRINT_LIMIT) -> dict[str, Any]:
+    """One run's record: the parsed summary, its outcome (clean / reported / incomplete) and expectation,
+    the racecheck ``report`` mode and ``print_limit`` it ran with, the summary line as printed
+    (``summary_line``) and its first :data:`EXCERPT_LINES` report lines, prefix stripped (``excerpt``)."""
     from .reduce_checks import parse_sanitizer
 
     s = parse_sanitizer(text, tool)
     total = s["errors"] + s["warnings"] + s["hazards"]
     outcome = "incomplete" if not s["summary_found"] else "reported" if total else "clean"
     expected = expected_outcome(kernel, tool)
+    lines = text.splitlines()
+    summary = [m.group(1).strip() for line in lines if (m := _SUMMARY_LINE.match(line.rstrip()))]
+    excerpt = [m.group(1) for line in lines if (m := _REPORT_LINE.match(line.rstrip()))][:EXCERPT_LINES]
     return {**s, "kernel": kernel, "block": list(block), "exit_code": exit_code, "outcome": outcome,
-            "expected": expected, "as_expected": outcome == expected}
+            "expected": expected, "as_expected": outcome == expected, "report": report,
+            "print_limit": print_limit, "summary_line": " | ".join(summary), "excerpt": excerpt}
 
 
-def _sanitize(kernel: str, x: int, y: int, tool: str) -> dict[str, Any]:
-    cmd = ["compute-sanitizer", "--tool", tool, *(["--racecheck-report", "all"] if tool == "racecheck" else []),
-           "--print-limit", "20", sys.executable, "-m", "helpers.block_reduce_target", kernel, str(x), str(y)]
+def sanitizer_command(kernel: str, x: int, y: int, tool: str, report: Optional[str] = None,
+                      print_limit: int = PRINT_LIMIT) -> list[str]:
+    """The compute-sanitizer command line of one run (racecheck: ``--racecheck-report report``;
+    ``print_limit`` 0 prints every report)."""
+    if (tool == "racecheck") != (report is not None):
+        raise ValueError(f"report must be one of 'analysis', 'hazard', 'all' for racecheck and None for other "
+                         f"tools; got tool={tool!r}, report={report!r}")
+    mode = ["--racecheck-report", report] if report is not None else []
+    return ["compute-sanitizer", "--tool", tool, *mode, "--print-limit", str(print_limit), sys.executable, "-m",
+            "helpers.block_reduce_target", kernel, str(x), str(y)]
+
+
+def _sanitize(kernel: str, x: int, y: int, tool: str, report: Optional[str], print_limit: int) -> dict[str, Any]:
+    cmd = sanitizer_command(kernel, x, y, tool, report, print_limit)
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     try:
@@ -131,7 +182,7 @@ def _sanitize(kernel: str, x: int, y: int, tool: str) -> dict[str, Any]:
         text, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as exc:
         text, rc = f"timed out after {SANITIZER_TIMEOUT_S} s\n{exc.stdout or ''}", None
-    return sanitizer_run(text, tool, kernel, (x, y), rc)
+    return sanitizer_run(text, tool, kernel, (x, y), rc, report, print_limit)
 
 
 def _write(out_dir: Path, name: str, payload: dict[str, Any], stamp: dict[str, str]) -> Path:
@@ -174,8 +225,8 @@ def record_sanitizer(out_dir: Path, stamp: dict[str, str]) -> Optional[Path]:
     if shutil.which("compute-sanitizer") is None:
         print("record_reduce: compute-sanitizer not found; sanitizer_block.json not written", file=sys.stderr)
         return None
-    jobs = [(k, x, y, tool) for k, x, y in SANITIZER_RUNS for tool in SANITIZER_TOOLS]
-    with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
+    jobs = sanitizer_jobs()
+    with ThreadPoolExecutor(max_workers=min(SANITIZER_WORKERS, len(jobs))) as pool:
         runs = list(pool.map(lambda j: _sanitize(*j), jobs))
     return _write(out_dir, "sanitizer_block", {"runs": runs}, stamp)
 
@@ -204,8 +255,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     for p in (p for p in written if p.stem == "sanitizer_block"):
         for r in json.loads(p.read_text())["runs"]:
             flag = "" if r["as_expected"] else "  UNEXPECTED"
-            print(f"  {r['tool']:9} {r['kernel']:8} {tuple(r['block'])}: {r['outcome']} "
-                  f"(errors {r['errors']}, warnings {r['warnings']}, hazards {r['hazards']}){flag}")
+            mode = (f" --racecheck-report {r['report']}" if r["report"] else "") + f" --print-limit {r['print_limit']}"
+            print(f"  {r['tool']:9} {r['kernel']:13} {tuple(r['block'])}{mode}: {r['outcome']} "
+                  f"({r['summary_line'] or 'no summary'}){flag}")
     return 0
 
 

@@ -24,9 +24,15 @@ LANE_FILL = SKY            # an ordinary lane holding a defined value
 KEEPS_OWN = ORANGE         # a lane whose source fell outside its segment: it keeps its own value
 ARROW = BLUE               # a shuffle: from source lane to destination lane
 RESULT = GREEN             # the lane(s) holding the final result
-INACTIVE = GREY            # inactive (exited / not calling) lanes are greyed
-UNDEFINED_HATCH = "////"   # undefined results are hatched and labelled "undefined"
+INACTIVE = GREY            # inactive lanes (not calling: exited, or elsewhere when it is not known which)
+EXITED = GREY              # a lane that has returned from the kernel
+ELSEWHERE = "#F7EFA0"      # a lane alive in other code (a pale tint of YELLOW): not calling
+NOT_CALLING_TEXT = "–"     # what a lane that does not call shows instead of a value
+# Hatching means "undefined" and nothing else, in every figure of the series.
+UNDEFINED_HATCH = "////"   # undefined results are hatched and labelled "undef"
 UNDEFINED_EDGE = VERMILION
+UNDEFINED_HATCH_COLOR = "#F2B99A"  # a pale tint of VERMILION, so the word "undef" stays legible on it
+UNDEFINED_TEXT = "#7A2B00"         # dark vermilion, on a white label
 OUTSIDE_MASK_STYLE = "--"  # lanes outside the mask are outlined dashed
 SEGMENT_BANDS = (LIGHT, "#DDDDDD")  # alternating shading of width segments
 

@@ -3,13 +3,20 @@
 Arrays arrive validated and two-dimensional, (n_warps, 32). The hardware gives values and source
 lanes; which lanes are *defined* is the configuration's property (the Programming Guide's rules),
 taken from the emulator's verdict, because hardware cannot tell a defined read from a lucky one.
+
+A warp whose call is undefined (its mask names a lane that is alive elsewhere) is never run: the
+Programming Guide allows such a warp to hang. Its lanes are launched as exited, and its results
+are the verdict's (all undefined). ``helpers.record_diverged`` is the one place that runs such a
+call on purpose, bounded, to record what one GPU did.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import kernels
-from .emulator import LaneResult, ShuffleResult
+from .emulator import (CALLING, ELSEWHERE, EXITED, LaneResult, ShuffleResult, VoteResult, call_defined, lane_state,
+                       mask_bits)
+from .record_diverged import DIVERGED_KERNELS
 
 _MODES = {"idx": 0, "up": 1, "down": 2, "xor": 3}
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
@@ -25,7 +32,9 @@ def _names() -> tuple[str, ...]:
 
 
 NAME_EXPRESSIONS: tuple[str, ...] = _names()
-KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS}
+# The warp-intrinsics topic's kernels: this module's, and the undefined-call experiment that
+# helpers.record_diverged runs (registered here so that CI compiles it with the rest).
+KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS, **DIVERGED_KERNELS}
 
 
 def _function(expr: str):
@@ -41,40 +50,47 @@ def _launch(expr: str, n_warps: int, args: tuple) -> None:
     cupy.cuda.get_current_stream().synchronize()
 
 
-def _common(mask: np.ndarray, active: np.ndarray):
+def launch_state(mask: np.ndarray, state: np.ndarray) -> np.ndarray:
+    """The per-lane states to launch with: ``state``, except that every lane of a warp whose call
+    would be undefined is launched as exited, so that call is never made."""
+    ok = ~((state == ELSEWHERE) & mask_bits(mask)).any(axis=1)
+    return np.where(ok[:, None], state, EXITED).astype(np.uint8)
+
+
+def _common(mask: np.ndarray, state: np.ndarray):
     import cupy
 
-    return cupy.asarray(mask.astype(np.uint32)), cupy.asarray(active.astype(np.uint8))
+    return cupy.asarray(mask.astype(np.uint32)), cupy.asarray(launch_state(mask, state))
 
 
 def shuffle_raw(mode: str, values: np.ndarray, operand: np.ndarray, width: int, mask: np.ndarray,
-                active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What the hardware returned, undefined reads included: (values, src_lane), -1/0 for lanes
-    that did not call. Only for *measuring* undefined behaviour (helpers.record); never show these
-    values as results."""
+    that did not call. ``state`` per lane (:func:`helpers.emulator.lane_state`). Only for
+    *measuring* undefined reads (helpers.record); never show these values as results."""
     import cupy
 
     n_warps = values.shape[0]
     d_in = cupy.asarray(values)
     d_arg = cupy.asarray(operand.astype(np.int32))
-    d_mask, d_active = _common(mask, active)
+    d_mask, d_state = _common(mask, state)
     d_out = cupy.zeros_like(d_in)
     d_src = cupy.full(values.shape, -1, dtype=np.int32)
     expr = f"shuffle_kernel<{_CTYPES[values.dtype.name]}, {_MODES[mode]}>"
-    _launch(expr, n_warps, (d_in, d_arg, d_mask, d_active, np.int32(width), np.int32(n_warps), d_out, d_src))
+    _launch(expr, n_warps, (d_in, d_arg, d_mask, d_state, np.int32(width), np.int32(n_warps), d_out, d_src))
     return cupy.asnumpy(d_out), cupy.asnumpy(d_src)
 
 
 def shuffle(mode: str, values: np.ndarray, operand: np.ndarray, width: int, mask: np.ndarray,
-            active: np.ndarray, verdict: ShuffleResult) -> ShuffleResult:
+            verdict: ShuffleResult) -> ShuffleResult:
     """Run the shuffle on the GPU. ``verdict`` is the emulator's result for the same call: its
-    ``defined`` flags, and its nominal source lanes where the hardware's read is undefined."""
-    got, src = shuffle_raw(mode, values, operand, width, mask, active)
+    lane states, its ``defined`` flags, and its nominal source lanes where the read is undefined."""
+    got, src = shuffle_raw(mode, values, operand, width, mask, verdict.state)
     defined = verdict.defined
     return ShuffleResult(
         values=np.where(defined, got, np.zeros((), values.dtype)),
         src_lane=np.where(defined, src, verdict.src_lane).astype(np.int32),
-        defined=defined,
+        defined=defined, state=verdict.state, call_defined=verdict.call_defined,
     )
 
 
@@ -88,42 +104,62 @@ def _per_warp(per_lane: np.ndarray, calling: np.ndarray, what: str) -> np.ndarra
     return np.where(calling.any(axis=1), out, 0)
 
 
-def vote(kind: str, pred: np.ndarray, mask: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """``ballot``, ``any``, ``all`` or ``activemask`` per warp, from vote_kernel."""
+def _vote_lanes(pred: np.ndarray, mask: np.ndarray, state: np.ndarray) -> np.ndarray:
+    """vote_kernel's four words per lane, (n_warps * 32, 4)."""
     import cupy
-
-    from .emulator import callers
 
     n_warps = pred.shape[0]
     d_pred = cupy.asarray(pred.astype(np.int32))
-    d_mask, d_active = _common(mask, active)
+    d_mask, d_state = _common(mask, state)
     d_out = cupy.zeros((n_warps * 32, 4), dtype=np.uint32)
-    _launch("vote_kernel", n_warps, (d_pred, d_mask, d_active, np.int32(n_warps), d_out))
-    per_lane = cupy.asnumpy(d_out)[:, _VOTES.index(kind)].reshape(n_warps, 32)
-    calling = callers(mask, active)
+    _launch("vote_kernel", n_warps, (d_pred, d_mask, d_state, np.int32(n_warps), d_out))
+    return cupy.asnumpy(d_out)
+
+
+def vote(kind: str, pred: np.ndarray, mask: np.ndarray, active: np.ndarray, exited: np.ndarray,
+         verdict: VoteResult) -> VoteResult:
+    """``ballot``, ``any`` or ``all`` per warp, from vote_kernel; undefined warps from ``verdict``."""
+    from .emulator import callers
+
+    n_warps = pred.shape[0]
+    per_lane = _vote_lanes(pred, mask, lane_state(active, exited))[:, _VOTES.index(kind)].reshape(n_warps, 32)
+    ok = call_defined(mask, active, exited)
+    calling = callers(mask, active) & ok[:, None]
     per_warp = _per_warp(per_lane, calling, kind)
     if kind in ("any", "all"):
         # a warp with no calling lane has no answer; report the vacuous one, as the emulator does
         vacuous = kind == "all"
-        return np.where(calling.any(axis=1), per_warp != 0, vacuous)
-    return per_warp.astype(np.uint32)
+        return VoteResult(ok & np.where(calling.any(axis=1), per_warp != 0, vacuous), ok)
+    return VoteResult(np.where(ok, per_warp, 0).astype(np.uint32), ok)
 
 
-def collective(kind: str, values: np.ndarray, mask: np.ndarray, active: np.ndarray) -> LaneResult:
-    """``match_any`` or ``add``/``min``/``max`` (the __reduce_*_sync family) per calling lane."""
+def activemask(active: np.ndarray) -> VoteResult:
+    """``__activemask()`` per warp, read by the active lanes right after they vote among themselves
+    (the mask names exactly them). The other lanes are launched as exited: a snapshot taken while
+    lanes are elsewhere is up to the scheduler, so there is nothing reproducible to compare."""
+    from .emulator import pack_bits
+
+    n_warps = active.shape[0]
+    state = np.where(active, CALLING, EXITED).astype(np.int8)
+    per_lane = _vote_lanes(np.ones(active.shape, np.int32), pack_bits(active), state)[:, 3].reshape(n_warps, 32)
+    return VoteResult(_per_warp(per_lane, active, "activemask").astype(np.uint32), np.ones(n_warps, bool))
+
+
+def collective(kind: str, values: np.ndarray, mask: np.ndarray, active: np.ndarray, exited: np.ndarray,
+               verdict: LaneResult) -> LaneResult:
+    """``match_any`` or ``add``/``min``/``max`` (the __reduce_*_sync family) per calling lane;
+    ``verdict`` (the emulator's result) says which lanes are defined."""
     import cupy
-
-    from .emulator import callers
 
     n_warps = values.shape[0]
     d_in = cupy.asarray(values)
-    d_mask, d_active = _common(mask, active)
+    d_mask, d_state = _common(mask, lane_state(active, exited))
     d_out = cupy.zeros((n_warps * 32, 4), dtype=values.dtype)
     expr = f"match_reduce_kernel<{_INT_CTYPES[values.dtype.name]}>"
-    _launch(expr, n_warps, (d_in, d_mask, d_active, np.int32(n_warps), d_out))
+    _launch(expr, n_warps, (d_in, d_mask, d_state, np.int32(n_warps), d_out))
     column = ("match_any", "add", "min", "max").index(kind)
     got = cupy.asnumpy(d_out)[:, column].reshape(values.shape)
-    calling = callers(mask, active)
+    calling = verdict.defined
     if kind == "match_any":
         got = got.view(np.uint32) if got.dtype == np.int32 else got
     return LaneResult(np.where(calling, got, 0).astype(got.dtype), calling)

@@ -26,6 +26,7 @@ emulator, since hardware cannot tell a defined value from a lucky one.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
@@ -78,6 +79,57 @@ def _gpu_sum_trace(v: np.ndarray, meta: dict[str, Any]) -> Trace:
     return Trace(title="WarpReduceSum", source=gpu_source(), labels=_labels(),
                  held=held.reshape(shape).astype(v.dtype), received=received.reshape(shape).astype(v.dtype),
                  src_lane=src.reshape(shape), active=ones, in_mask=ones, defined=ones, meta=meta)
+
+
+@dataclass(frozen=True)
+class ShufflePtx:
+    """How WarpReduceSum<T> shuffles in PTX: ``count`` shfl.sync instructions in all, and the PTX
+    lines of its first step (offset 16), registers loaded from constants replaced by the constant."""
+
+    dtype: str
+    count: int
+    first_step: tuple[str, ...]
+
+
+def shuffle_ptx(dtype: str = "float64", arch: str = "sm_90") -> ShufflePtx:
+    """The shfl.sync instructions of ``WarpReduceSum<T>`` (kernels/warp_reduce_sum.cu) in the PTX
+    NVRTC makes for ``arch``, no GPU needed. PTX's ``shfl.sync`` moves 32 bits (``.b32`` is its only
+    type), so a 64-bit ``T`` is split into two halves (``mov.b64 {lo, hi}``), each half shuffled by
+    its own instruction, and joined again: twice as many shuffles as for a 32-bit ``T``.
+
+    Raises :class:`helpers.nvrtc.NvrtcUnavailable` where NVRTC is missing.
+    """
+    from . import nb
+
+    name = np.dtype(dtype).name
+    if name not in _CTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_CTYPES)}; got {dtype!r}")
+    text = kernels.ptx("warp_reduce_sum", arch, [f"warp_reduce_sum_kernel<{_CTYPES[name]}>"])
+    lines = nb.ptx_constants(text, "").splitlines()
+    shfl = [i for i, line in enumerate(lines) if line.startswith("shfl.sync")]
+    first = [i for i in shfl if ", 16, " in lines[i]]
+    lo = first[0]
+    hi = first[-1]
+    if np.dtype(name).itemsize == 8:   # include the split before and the join after the two 32-bit shuffles
+        lo = max(i for i in range(lo + 1) if lines[i].startswith("mov.b64"))
+        hi = min(i for i in range(hi, len(lines)) if lines[i].startswith("mov.b64"))
+    step = [line for line in lines[lo:hi + 1] if line.startswith(("shfl.sync", "mov.b64"))]
+    return ShufflePtx(name, len(shfl), tuple(_renumber_registers(step)))
+
+
+def _renumber_registers(lines: list[str]) -> list[str]:
+    """Registers renamed in order of first use (%r1, %r2, ...; %fd1, ...; %p1, ...), so the lines
+    read the same whichever NVRTC version numbered them."""
+    names: dict[str, str] = {}
+    used: dict[str, int] = {}
+
+    def rename(m: "re.Match[str]") -> str:
+        if m.group(0) not in names:
+            used[m.group(1)] = used.get(m.group(1), 0) + 1
+            names[m.group(0)] = f"%{m.group(1)}{used[m.group(1)]}"
+        return names[m.group(0)]
+
+    return [re.sub(r"%(fd|rd|r|f|p)(\d+)", rename, line) for line in lines]
 
 
 def warp_reduce_sum(values: Any, backend: Optional[str] = None) -> Any:
@@ -270,7 +322,7 @@ def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Tra
         held = np.where(c.valid, v, identity(c.op, dtype)).astype(dtype)
     else:
         active = c.valid.copy()
-        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool))
+        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool)).values
         held = np.where(active, v, 0).astype(dtype)
     meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
             "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
@@ -279,8 +331,11 @@ def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Tra
     ok = active.copy()
     held_ok = [ok]
     mode = "down" if c.tree == "down" else "xor"
+    # The seed's other lanes skip the `if (lane < n)` branch: alive elsewhere (or already gone);
+    # either way they are outside the ballot's mask, so the call itself is defined.
+    exited = np.zeros(v.shape, bool)
     for offset in offsets:
-        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active)
+        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active, exited)
         src_ok = np.take_along_axis(ok, np.where(r.src_lane >= 0, r.src_lane, 0), axis=1)
         got_ok = r.defined & src_ok
         held = np.where(active, combine(c.op, held, r.values), held)

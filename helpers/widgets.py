@@ -32,11 +32,14 @@ WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 MODES: tuple[str, ...] = ("down", "up", "xor", "idx")
 OPERAND_NAMES = {"down": "delta", "up": "delta", "xor": "lane_mask", "idx": "src_lane"}
 ACTIVE_KINDS: tuple[str, ...] = ("all", "first n", "even", "random")
+# What the lanes that do not call are doing: the three lane states of helpers.warp.
+OTHERS_KINDS: tuple[str, ...] = ("exited", "alive elsewhere", "some of each")
 PREDICATE_KINDS: tuple[str, ...] = ("lane < n", "even lanes", "every k-th lane", "random (seed)",
                                     "custom expression")
 DEFAULT_EXPRESSION = "lane % 3 == 0 and value > 5"
 FULL_MASK_TEXT = "0xFFFFFFFF"
 PNG_DPI = 100  # "undef" in a lane stays legible; rendering costs the same at 80
+NOT_CALLING = "-"  # as in every other plain-text lane table
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,21 @@ def active_lanes(kind: str, n: int = LANES, seed: int = 0) -> np.ndarray:
     raise ValueError(f"active must be one of {', '.join(map(repr, ACTIVE_KINDS))}; got {kind!r}")
 
 
+def lane_states(active: str, n: int = LANES, seed: int = 0, others: str = "exited") -> tuple[np.ndarray, np.ndarray]:
+    """``(calling, exited)`` lanes for the explorers: the calling lanes from :func:`active_lanes`;
+    the others have ``"exited"``, are ``"alive elsewhere"``, or ``"some of each"`` (every other
+    non-calling lane, from the lowest, has exited; the rest are elsewhere)."""
+    calling = active_lanes(active, n, seed)
+    if others == "exited":
+        return calling, ~calling
+    if others == "alive elsewhere":
+        return calling, np.zeros(LANES, bool)
+    if others == "some of each":
+        rank = np.cumsum(~calling) - 1          # 0, 1, 2, ... over the non-calling lanes
+        return calling, ~calling & (rank % 2 == 0)
+    raise ValueError(f"others must be one of {', '.join(map(repr, OTHERS_KINDS))}; got {others!r}")
+
+
 def ballot_values(seed: int) -> np.ndarray:
     """The per-lane data the ballot predicates see as ``value``: integers 0..9, fixed by ``seed``."""
     return np.random.default_rng([int(seed), 0]).integers(0, 10, LANES).astype(np.int32)
@@ -150,51 +168,53 @@ _SHUFFLES: dict[str, Callable[..., warp.ShuffleResult]] = {
 
 
 def shuffle_view(mode: str = "down", offset: int = 1, width: int = 32, mask: str = FULL_MASK_TEXT,
-                 active: str = "all", n_active: int = LANES, seed: int = 0,
+                 active: str = "all", n_active: int = LANES, seed: int = 0, others: str = "exited",
                  backend: Optional[str] = None) -> View:
     """The shuffle explorer's picture for these widget values. Never raises.
 
     ``mode`` is one of down/up/xor/idx, ``offset`` its operand (delta, lane_mask or src_lane),
-    ``mask`` hex text, ``active``/``n_active``/``seed`` choose the active lanes (see
-    :func:`active_lanes`). The input is :func:`shuffle_values`. ``mapping`` is ``src: ...``.
+    ``mask`` hex text, ``active``/``n_active``/``seed`` choose the calling lanes (see
+    :func:`active_lanes`) and ``others`` what the rest are doing (see :func:`lane_states`). The
+    input is :func:`shuffle_values`. ``mapping`` is ``src: ...``.
     """
     try:
         source = engine_label(backend)
         if mode not in _SHUFFLES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
         mask_int = parse_mask(mask)
-        act = active_lanes(active, n_active, seed)
+        act, gone = lane_states(active, n_active, seed, others)
         values = shuffle_values()
-        result = _SHUFFLES[mode](values, offset, width, mask=mask_int, active=act, backend=backend)
+        result = _SHUFFLES[mode](values, offset, width, mask=mask_int, active=act, exited=gone, backend=backend)
     except (ValueError, RuntimeError) as exc:   # RuntimeError: a GPU was demanded but is not usable
         return View.error(str(exc))
     fig = figures.shuffle_figure(values, result, op_label=shuffle_op_label(mode, offset, width, mask_int),
-                                 width=width, mask=mask_int, active=act, source_label=source)
+                                 width=width, mask=mask_int, active=act, exited=gone, source_label=source)
     return View(fig, figures.lane_table(result), figures.mapping_text(result), None, source)
 
 
 def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,
                 expression: str = DEFAULT_EXPRESSION, mask: str = FULL_MASK_TEXT, active: str = "all",
-                n_active: int = LANES, backend: Optional[str] = None) -> View:
+                n_active: int = LANES, others: str = "exited", backend: Optional[str] = None) -> View:
     """The ballot explorer's picture for these widget values. Never raises.
 
     ``kind`` picks the predicate (see :func:`ballot_predicate`; ``n``, ``k``, ``seed`` and
     ``expression`` are its parameters), ``mask`` is hex text, ``active``/``n_active`` choose the
-    active lanes. ``mapping`` is ``ballot: 0x... bits: ...`` (the set bits, i.e. their lanes).
+    calling lanes and ``others`` what the rest are doing: exited, alive elsewhere, or some of each
+    (see :func:`lane_states`). ``mapping`` is ``ballot: 0x... bits: ...`` (the set bits, i.e.
+    their lanes), or ``ballot: undefined`` when the mask names a lane that is alive elsewhere.
     """
     try:
         source = engine_label(backend)
         mask_int = parse_mask(mask)
-        act = active_lanes(active, n_active, seed)
+        act, gone = lane_states(active, n_active, seed, others)
         values = ballot_values(seed)
         pred = _user_predicate(kind, n=n, k=k, seed=seed, expression=expression, values=values)
-        result = int(warp.ballot(pred, mask=mask_int, active=act, backend=backend))
-        any_, all_ = (bool(f(pred, mask=mask_int, active=act, backend=backend))
-                      for f in (warp.any_sync, warp.all_sync))
+        votes = [f(pred, mask=mask_int, active=act, exited=gone, backend=backend)
+                 for f in (warp.ballot, warp.any_sync, warp.all_sync)]
     except (ValueError, RuntimeError) as exc:
         return View.error(str(exc))
-    fig = figures.ballot_figure(pred, mask_int, act, result, source, values=values)
-    return View(fig, _ballot_table(pred, mask_int, act, result, any_, all_), _ballot_mapping(result), None, source)
+    fig = figures.ballot_figure(pred, mask_int, act, votes[0], source, values=values, exited=gone)
+    return View(fig, _ballot_table(pred, mask_int, act, gone, *votes), _ballot_mapping(votes[0]), None, source)
 
 
 def _user_predicate(kind: str, **kwargs: Any) -> np.ndarray:
@@ -207,20 +227,39 @@ def _user_predicate(kind: str, **kwargs: Any) -> np.ndarray:
         raise ValueError(f"the expression could not be evaluated: {type(exc).__name__}: {exc}") from None
 
 
-def _ballot_mapping(result: int) -> str:
-    bits = figures.ballot_bits(result)
-    return f"ballot: 0x{result:08X} bits: " + (" ".join(map(str, np.flatnonzero(bits))) or "none")
+def _ballot_mapping(result: warp.VoteResult) -> str:
+    if not result.defined:
+        return "ballot: undefined bits: none"
+    bits = figures.ballot_bits(result.value)
+    return f"ballot: {result.hex()} bits: " + (" ".join(map(str, np.flatnonzero(bits))) or "none")
 
 
-def _ballot_table(pred: np.ndarray, mask: int, act: np.ndarray, result: int, any_: bool, all_: bool) -> str:
+STATE_LETTERS = {"calling": "C", "exited": "X", "elsewhere": "E"}
+
+
+def _ballot_table(pred: np.ndarray, mask: int, act: np.ndarray, gone: np.ndarray, ballot: warp.VoteResult,
+                  any_: warp.VoteResult, all_: warp.VoteResult) -> str:
     in_mask = figures.ballot_bits(mask)
-    bits = figures.ballot_bits(result)
     yes = lambda a: ["1" if x else "0" for x in a]  # noqa: E731
-    rows = [("lane", [str(l) for l in LANE]), ("predicate", yes(pred)), ("in mask", yes(in_mask)),
-            ("active", yes(act)), ("bit", yes(bits))]
-    summary = (f"__ballot_sync = 0x{result:08X} (bit l = lane l), "
-               f"__any_sync = {int(any_)}, __all_sync = {int(all_)}")
-    return figures.lane_blocks(rows, 16) + "\n" + summary
+    calls = lambda a: [c if called else NOT_CALLING for c, called in zip(a, act)]  # noqa: E731
+    state = ["C" if a else "X" if g else "E" for a, g in zip(act, gone)]
+    bits = (calls(yes(figures.ballot_bits(ballot.value))) if ballot.defined
+            else [figures.UNDEF_TEXT] * LANES)
+    rows = [("lane", [str(l) for l in LANE]), ("state", state), ("in mask", yes(in_mask)),
+            ("predicate", calls(yes(pred))), ("bit", bits)]
+    key = f"state: C calls, X has exited, E is alive elsewhere; {NOT_CALLING}: does not call (its bit is 0)"
+    if ballot.defined:
+        summary = (f"__ballot_sync = {ballot.hex()} (bit l = lane l), "
+                   f"__any_sync = {any_.hex()}, __all_sync = {all_.hex()}")
+        outside = np.flatnonzero(act & ~in_mask)
+        if outside.size:   # PTX vote.sync: undefined for an executing thread not in membermask
+            summary += (f"; lane(s) {' '.join(map(str, outside))} call from outside the mask: "
+                        f"their own results are undefined")
+    else:
+        culprits = " ".join(str(l) for l in np.flatnonzero(in_mask & ~act & ~gone))
+        summary = (f"__ballot_sync, __any_sync, __all_sync: undefined (the mask names lane(s) {culprits}, "
+                   f"alive but not calling)")
+    return figures.lane_blocks(rows, 16) + "\n" + key + "\n" + summary
 
 
 # ---------------------------------------------------------------- HTML pieces
@@ -311,10 +350,12 @@ def _active_controls() -> dict[str, Any]:
     import ipywidgets as w
 
     return {
-        "active": w.Dropdown(options=ACTIVE_KINDS, value="all", description="active lanes",
+        "active": w.Dropdown(options=ACTIVE_KINDS, value="all", description="calling lanes",
                              style={"description_width": "initial"}, layout=w.Layout(width="220px")),
-        "n_active": _slider("n active", LANES, 0, LANES),
+        "n_active": _slider("n calling", LANES, 0, LANES),
         "seed": _slider("seed", 0, 0, 99, "240px"),
+        "others": w.Dropdown(options=OTHERS_KINDS, value="exited", description="the other lanes",
+                             style={"description_width": "initial"}, layout=w.Layout(width="260px")),
     }
 
 
@@ -334,8 +375,9 @@ def shuffle_explorer(backend: Optional[str] = None) -> Any:
     """An ipywidgets VBox exploring ``__shfl_{down,up,xor}_sync`` / ``__shfl_sync`` on one warp.
 
     Controls: mode, offset (0..31: delta, lane_mask or src_lane), width (1..32), mask (hex text),
-    active lanes. Shows the figure, ``<div class="warplab-mapping">src: ...</div>`` and the table.
-    ``.controls`` maps mode, offset, width, mask, active, n_active, seed to their widgets.
+    calling lanes and what the other lanes are doing (exited / alive elsewhere / some of each).
+    Shows the figure, ``<div class="warplab-mapping">src: ...</div>`` and the table.
+    ``.controls`` maps mode, offset, width, mask, active, n_active, seed, others to their widgets.
     """
     import ipywidgets as w
 
@@ -347,10 +389,11 @@ def shuffle_explorer(backend: Optional[str] = None) -> Any:
         "mask": _mask_control(),
         **_active_controls(),
     }
-    layout = (("mode", "width"), ("offset",), ("mask", "active", "n_active", "seed"))
+    layout = (("mode", "width"), ("offset",), ("mask", "active", "n_active", "seed"), ("others",))
 
     def relabel(values: dict[str, Any]) -> None:
         controls["offset"].description = _offset_label(values["mode"])
+        controls["others"].disabled = values["active"] == "all"
 
     header = w.HTML("<b>Shuffle explorer</b>: lane l starts with the value 10 × l.")
     return _wire(controls, layout, lambda **v: shuffle_view(**v, backend=backend), header, relabel)
@@ -360,9 +403,10 @@ def ballot_explorer(backend: Optional[str] = None) -> Any:
     """An ipywidgets VBox exploring ``__ballot_sync`` on one warp.
 
     Controls: predicate kind, n, k, seed, custom expression (over lane, value, warp, n), mask (hex
-    text), active lanes. Shows the figure, ``<div class="warplab-mapping">ballot: 0x... bits:
+    text), calling lanes, and what the other lanes are doing: the three lane states (calling,
+    exited, alive elsewhere). Shows the figure, ``<div class="warplab-mapping">ballot: 0x... bits:
     ...</div>`` and the table. ``.controls`` maps kind, n, k, expression, mask, active, n_active,
-    seed to their widgets.
+    seed, others to their widgets.
     """
     import ipywidgets as w
 
@@ -377,13 +421,14 @@ def ballot_explorer(backend: Optional[str] = None) -> Any:
         "mask": _mask_control(),
         **_active_controls(),
     }
-    layout = (("kind", "n", "k"), ("expression",), ("mask", "active", "n_active", "seed"))
+    layout = (("kind", "n", "k"), ("expression",), ("mask", "active", "n_active", "seed"), ("others",))
 
     def enable(values: dict[str, Any]) -> None:
         # Grey out what the current choice ignores, so learners know which knob does something.
         controls["k"].disabled = values["kind"] != "every k-th lane"
         controls["expression"].disabled = values["kind"] != "custom expression"
         controls["n_active"].disabled = values["active"] not in ("first n", "random")
+        controls["others"].disabled = values["active"] == "all"
 
     header = w.HTML("<b>Ballot explorer</b>: <code>value</code> is a random digit per lane (fixed by the seed).")
     return _wire(controls, layout, lambda **v: ballot_view(**v, backend=backend), header, enable)

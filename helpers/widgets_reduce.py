@@ -9,6 +9,7 @@ values, so notebook outputs are the same on the GPU and on the emulator.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -142,16 +143,28 @@ def warp_tree_view(op: str = "sum", width: int = 32, pattern: str = "lane", n_va
     return ReduceView(figures.trace_figure(trace, shown), table, None, trace.source)
 
 
+def _versus_numpy(r: WarpReduceResult) -> str:
+    """"same bits" when every holder equals NumPy's answer; for a float32 sum that does not, how many
+    float32 steps lane 0 is from it (another order of the adds: different, not wrong)."""
+    if r.correct:
+        return "same bits"
+    v, ok, exp = r.values[0, 0], bool(r.defined[0, 0]), r.expected[0, 0]
+    if ok and r.values.dtype == np.float32 and r.op == "sum":
+        k = int(_ulps_apart(v, exp))
+        return f"{k} float32 step{'' if k == 1 else 's'} away: another order"
+    return "undefined" if not ok else "WRONG"
+
+
 def methods_table(results: dict[str, WarpReduceResult]) -> str:
-    """One row per method: who holds the result, lane 0's value, whether every holder is right, and
-    what the other lanes return ("undef" where the method defines nothing)."""
+    """One row per method: who holds the result, lane 0's value, what the other lanes return
+    ("undef" where the method defines nothing), and lane 0 against NumPy (:func:`_versus_numpy`)."""
     names = {"down": "shuffle-down tree", "xor": "xor butterfly", "intrinsic": "__reduce_add_sync",
              "cg": "cooperative_groups::reduce", "cub": "cub::WarpReduce"}
-    lines = [f"{'method':<27} {'result in':<11} {'lane 0':>12} {'lane 31':>12}  matches NumPy"]
+    lines = [f"{'method':<27} {'result in':<11} {'lane 0':>12} {'lane 31':>12}  against NumPy"]
     for m, r in results.items():
         holders = "every lane" if r.holders[0].all() else "lane 0"
         lines.append(f"{names.get(m, m):<27} {holders:<11} {_cell(r.values[0, 0], r.defined[0, 0], digits=9):>12} "
-                     f"{_cell(r.values[0, 31], r.defined[0, 31], digits=9):>12}  {'yes' if r.correct else 'no'}")
+                     f"{_cell(r.values[0, 31], r.defined[0, 31], digits=9):>12}  {_versus_numpy(r)}")
     first = next(iter(results.values()))
     lines.append(f"{'NumPy (float64, rounded once)' if first.values.dtype.kind == 'f' else 'NumPy':<27} "
                  f"{'':<11} {_cell(first.expected[0, 0], True, digits=9):>12}")
@@ -251,18 +264,100 @@ def _block_figure(block: tuple[int, int], results: list, label: str) -> Figure:
     return figures_block.block_grid_figure(block, results, source_label=label, show_tid=False)
 
 
-def sanitizer_table(recording: dict[str, Any], kernels: Optional[tuple[str, ...]] = None) -> str:
-    """``data/sanitizer_block.json`` as a table: tool, kernel, block, errors, warnings, hazards, outcome
-    (only the runs of ``kernels``, when given)."""
-    names = {"sum": "BlockReduce", "all": "BlockAllReduce", "x": "BlockXReduce", "y": "BlockYReduce",
-             "seed_y": "seed BlockYReduce", "b2b": "BlockReduce x2, barrier", "b2b_nobarrier": "BlockReduce x2, none"}
-    lines = [f"{'tool':<10} {'kernel':<23} {'block':<9} {'errors':>6} {'warnings':>8} {'hazards':>7}  outcome"]
+SANITIZER_NAMES: dict[str, str] = {
+    "sum": "BlockReduce", "all": "BlockAllReduce", "x": "BlockXReduce", "y": "BlockYReduce",
+    "seed_y": "seed BlockYReduce", "b2b": "BlockReduce x2, barrier", "b2b_nobarrier": "BlockReduce x2, none",
+    # notebook 05's data/sanitizer_ladder.json
+    "seed": "seed reduce_v4", "v4": "reduce_v4", "v4_legacy": "v4, no __syncwarp()"}
+# Runs recorded before the report mode and print limit were stored (2026-11-30) all used
+# `--racecheck-report all --print-limit 20` (helpers/record_reduce.py and scripts/gpu/reduce.sh of that date).
+_OLD_RACECHECK = {"report": "all", "print_limit": 20}
+
+
+def _run_settings(r: dict[str, Any]) -> tuple[Optional[str], int]:
+    old = _OLD_RACECHECK if r["tool"] == "racecheck" else {"report": None, "print_limit": 20}
+    return r.get("report", old["report"]), r.get("print_limit", old["print_limit"])
+
+
+def sanitizer_table(recording: dict[str, Any], kernels: Optional[tuple[str, ...]] = None,
+                    tools: Optional[tuple[str, ...]] = None) -> str:
+    """``data/sanitizer_block.json`` (or notebook 05's ``sanitizer_ladder.json``) as a table, one row
+    per compute-sanitizer run (only those of ``kernels`` and ``tools``, when given): tool, kernel,
+    block (threads per block for the ladder), racecheck report mode
+    (``--racecheck-report``; "analysis" is racecheck's default), ``--print-limit`` (0: none), then
+    what the summary line says. ``printed`` is racecheck's "N hazards displayed": the reports it
+    printed, which stop at the print limit; ``errors`` and ``warnings`` are what it counted, which do
+    not ("-" where a tool prints no such number: synccheck has only an error count)."""
+    lines = [f"{'tool':<10} {'kernel':<24} {'block':<9} {'report':<9} {'limit':>5} {'printed':>7} {'errors':>7} "
+             f"{'warnings':>8}  outcome"]
     for r in recording["runs"]:
-        if kernels is not None and r["kernel"] not in kernels:
+        if (kernels is not None and r["kernel"] not in kernels) or (tools is not None and r["tool"] not in tools):
             continue
-        blk = f"({r['block'][0]}, {r['block'][1]})"
-        lines.append(f"{r['tool']:<10} {names.get(r['kernel'], r['kernel']):<23} {blk:<9} {r['errors']:>6} "
-                     f"{r['warnings']:>8} {r['hazards']:>7}  {r['outcome']}")
+        report, limit = _run_settings(r)
+        race = r["tool"] == "racecheck"
+        blk = f"({r['block'][0]}, {r['block'][1]})" if isinstance(r["block"], list) else str(r["block"])
+        lines.append(f"{r['tool']:<10} {SANITIZER_NAMES.get(r['kernel'], r['kernel']):<24} {blk:<9} "
+                     f"{report or '-':<9} {limit:>5} {r['hazards'] if race else '-':>7} {r['errors']:>7,} "
+                     f"{format(r['warnings'], ',') if race else '-':>8}  {r['outcome']}")
+    return "\n".join(lines)
+
+
+def racecheck_side_by_side(recording: dict[str, Any], kernel: str, max_lines: int = 6) -> str:
+    """``kernel``'s racecheck runs side by side (:func:`sanitizer_table` rows: every report mode and
+    print limit recorded), then what the default mode (``analysis``) printed
+    (:func:`sanitizer_excerpt`), or a plain note that it has not been recorded yet."""
+    table = sanitizer_table(recording, (kernel,), tools=("racecheck",))
+    try:
+        shown = "racecheck's default report (--racecheck-report analysis), as printed:\n" + \
+            sanitizer_excerpt(recording, kernel, "analysis", max_lines=max_lines)
+    except ValueError:
+        shown = ("racecheck's default mode, --racecheck-report analysis, has not been recorded on the H200 yet "
+                 "(only the rows above)")
+    return f"{table}\n\n{shown}"
+
+
+def sanitizer_excerpt(recording: dict[str, Any], kernel: str, report: str = "analysis",
+                      print_limit: int = 20, max_lines: int = 8) -> str:
+    """The first ``max_lines`` report lines racecheck printed for ``kernel`` in ``report`` mode with
+    ``print_limit``, and its summary line, as recorded; ValueError naming what was recorded when
+    that run is not in ``recording`` (or was recorded before report lines were kept)."""
+    runs = [r for r in recording["runs"] if r["tool"] == "racecheck" and r["kernel"] == kernel]
+    run = next((r for r in runs if _run_settings(r) == (report, print_limit) and "excerpt" in r), None)
+    if run is None:
+        have = ", ".join(f"{_run_settings(r)[0]} (limit {_run_settings(r)[1]})" + ("" if "excerpt" in r else ", no lines")
+                         for r in runs) or "none"
+        raise ValueError(f"no racecheck run of {kernel!r} with --racecheck-report {report} --print-limit "
+                         f"{print_limit} and its report lines in this recording; recorded: {have}")
+    shown = run["excerpt"][:max_lines]
+    more = len(run["excerpt"]) - len(shown)
+    return "\n".join([*shown, *([f"... ({more} more lines kept)"] if more > 0 else []), run["summary_line"]])
+
+
+# The racy runs recorded, and which threads race in each (from the kernels' code): the two block
+# kernels race between warps, notebook 05's pre-Volta v4 between the lanes of warp 0.
+RACES: tuple[tuple[str, str, str], ...] = (
+    ("b2b_nobarrier", "BlockReduce x2, no barrier (128, 1)", "warp 0 and warps 1-3"),
+    ("seed_y", "seed BlockYReduce (32, 3)", "warp 0 (row 0) and warp 1 (row 1)"),
+    ("v4_legacy", "v4 without __syncwarp(), notebook 05", "lanes of warp 0"),
+)
+
+
+def race_severity_table(block: dict[str, Any], ladder: dict[str, Any], report: str = "all",
+                        print_limit: int = 20) -> str:
+    """The :data:`RACES` under racecheck (``data/sanitizer_block.json`` and notebook 05's
+    ``data/sanitizer_ladder.json``), run with ``report`` and ``print_limit``: which threads race,
+    racecheck's error and warning counts, and the first report it printed, which names the severity
+    (racecheck prefixes a race inside one warp "(Warp Level Programming)")."""
+    runs = {r["kernel"]: r for rec in (block, ladder) for r in rec["runs"]
+            if r["tool"] == "racecheck" and _run_settings(r) == (report, print_limit)}
+    lines = [f"{'kernel':<37} {'racing threads':<34} {'errors':>7} {'warnings':>8}  first report printed"]
+    for kernel, name, who in RACES:
+        if kernel not in runs:
+            raise ValueError(f"no racecheck run of {kernel!r} with --racecheck-report {report} --print-limit "
+                             f"{print_limit} recorded")
+        r = runs[kernel]
+        first = re.sub(r" detected at __shared__ 0x\.\.\. in block \(.*\)$", "", r["reports"][0] if r["reports"] else "-")
+        lines.append(f"{name:<37} {who:<34} {r['errors']:>7,} {r['warnings']:>8,}  {first}")
     return "\n".join(lines)
 
 

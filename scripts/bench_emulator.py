@@ -37,7 +37,7 @@ def main() -> None:
     for n_warps, target in ((1, 1.0), (1024, 20.0)):
         v = rng.random((n_warps, 32)).astype(np.float32)
         active = rng.random((n_warps, 32)) < 0.9
-        for name, fn in (("shfl_down", lambda: warp.shfl_down(v, 3, 16, backend="emulator", active=active)),
+        for name, fn in (("shfl_down", lambda: warp.shfl_down(v, 3, 16, backend="emulator", exited=~active)),
                          ("shfl_idx", lambda: warp.shfl_idx(v, 5, backend="emulator")),
                          ("ballot", lambda: warp.ballot(v > 0.5, backend="emulator"))):
             ms = median_ms(fn)

@@ -5,7 +5,9 @@
 Runs each notebook top to bottom in a fresh kernel (with the emulator unless WARPLAB_BACKEND says
 otherwise), then keeps the files lean: outputs of cells marked ``# NBVAL_IGNORE_OUTPUT`` (animations,
 timings) are dropped, since nbval does not compare them; widget state and execution timestamps are
-not stored.
+not stored. The backend line is stored as :func:`helpers.backend.stored_report` says, not as this
+machine saw it: a learner who opens the notebook has set nothing, and their machine is not this one
+(nbval normalises the line either way).
 """
 from __future__ import annotations
 
@@ -18,6 +20,15 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from helpers.backend import stored_report  # noqa: E402  (the project's own package, by path)
+
+
+def _store_backend_line(outputs: list) -> None:
+    for out in outputs:
+        if out.output_type == "stream" and out.text.startswith("Backend: "):
+            first, _, rest = out.text.partition("\n")
+            out.text = stored_report(first) + "\n" + rest
 
 
 def _merge_streams(outputs: list) -> list:
@@ -43,6 +54,7 @@ def execute(path: Path) -> float:
             cell.outputs = []
         if cell.cell_type == "code":
             cell.outputs = _merge_streams(cell.outputs)
+            _store_backend_line(cell.outputs)
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
     return elapsed

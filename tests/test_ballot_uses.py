@@ -35,3 +35,11 @@ def test_bad_input() -> None:
         ballot_uses.compact(np.zeros(0), 0.0)
     with pytest.raises(ValueError, match="predicate must have shape \\(32,\\)"):
         ballot_uses.elect(np.zeros((2, 32), bool))
+
+
+def test_compact_with_cooperative_groups_on_the_emulator() -> None:
+    v = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
+    a, b = ballot_uses.compact(v, 0.5, "emulator"), ballot_uses.compact(v, 0.5, "emulator", method="cg")
+    assert ballot_uses.same_elements(a, b)
+    with pytest.raises(ValueError, match="method must be one of 'ballot', 'cg'"):
+        ballot_uses.compact(v, 0.5, method="coalesced")

@@ -94,6 +94,23 @@ def test_fixed_versions_have_no_hazards() -> None:
         assert not br.block_reduce(_ones(32, 3), kind=kind, backend=EMU).hazards
 
 
+def test_back_to_back_race_is_undefined_where_the_racy_load_happened() -> None:
+    """Without the barrier, warp 0's loads of the first call race with the second call's stores: what
+    lanes 1-3 loaded, and thread 0's first result built from it, are undefined; the registers those
+    lanes hold later (the second call's partials) are defined."""
+    b = br.back_to_back(_ones(128, 1), 2 * _ones(128, 1), barrier=False)
+    phases = b.trace.phases
+    undefined = [np.flatnonzero(~p.held_defined).tolist() for p in phases]
+    load, reduce_ = (k for k, p in enumerate(phases) if "warp 0" in p.label and k < 6)
+    assert undefined[load] == [1, 2, 3] and undefined[reduce_] == [0, 1, 2, 3]
+    second_store = max(k for k, p in enumerate(phases) if p.kind == "store")
+    assert len(phases[second_store].stores) == 4 and undefined[second_store] == []
+    assert all(u == [] for u in undefined[reduce_ + 1:])
+    assert not b.first_defined and b.second_defined and b.second == 256
+    ok = br.back_to_back(_ones(128, 1), 2 * _ones(128, 1), barrier=True)
+    assert all(p.held_defined.all() for p in ok.trace.phases) and ok.first == 128
+
+
 def test_block_trace_phases_and_json() -> None:
     t = br.block_trace(np.arange(48, dtype=np.int32))
     kinds = [p.kind for p in t.phases]
@@ -176,9 +193,13 @@ y block=(5, 7): correct, 35/35 threads defined
 
 
 def test_sanitizer_runs_are_judged() -> None:
-    race = rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1)
+    race = rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "analysis")
     assert (race["hazards"], race["errors"], race["warnings"]) == (5, 5, 0)
     assert race["outcome"] == "reported" and race["as_expected"] and race["reports"]
+    assert race["report"] == "analysis" and race["print_limit"] == rr.PRINT_LIMIT
+    assert race["summary_line"] == "RACECHECK SUMMARY: 5 hazards displayed (5 errors, 0 warnings)"
+    assert race["excerpt"][0].startswith("Error: Race reported between Read access")
+    assert race["excerpt"][1].endswith("[124 hazards]") and len(race["excerpt"]) == 2
     sync = rr.sanitizer_run(SYNCCHECK_SAMPLE, "synccheck", "y", (5, 7), 0)
     assert sync["outcome"] == "clean" and sync["as_expected"]
     cut = rr.sanitizer_run("========= COMPUTE-SANITIZER\n", "racecheck", "x", (48, 3), None)
@@ -186,6 +207,24 @@ def test_sanitizer_runs_are_judged() -> None:
     assert rr.expected_outcome("y", "racecheck") == "clean"
     assert rr.expected_outcome("b2b_nobarrier", "racecheck") == "reported"
     assert rr.expected_outcome("b2b_nobarrier", "synccheck") == "clean"
+
+
+def test_sanitizer_jobs_and_commands() -> None:
+    jobs = rr.sanitizer_jobs()
+    assert len(jobs) == len(set(jobs))
+    for kernel, x, y, tool, report, limit in jobs:
+        cmd = rr.sanitizer_command(kernel, x, y, tool, report, limit)
+        assert cmd[:3] == ["compute-sanitizer", "--tool", tool] and cmd[-3:] == [kernel, str(x), str(y)]
+        assert cmd[cmd.index("--print-limit") + 1] == str(limit)
+        assert ("--racecheck-report" in cmd) == (tool == "racecheck")
+    modes = {(k, r, n) for k, _, _, t, r, n in jobs if t == "racecheck"}
+    assert {("seed_y", m, rr.PRINT_LIMIT) for m in ("analysis", "all", "hazard")} <= modes
+    assert ("seed_y", "all", 0) in modes and ("sum", "hazard", rr.PRINT_LIMIT) not in modes
+    assert {k for k, *_ in jobs} == {k for k, _, _ in rr.SANITIZER_RUNS}
+    with pytest.raises(ValueError, match="report must be one of"):
+        rr.sanitizer_command("y", 5, 7, "synccheck", "all")
+    with pytest.raises(ValueError, match="report must be one of"):
+        rr.sanitizer_command("y", 5, 7, "racecheck")
 
 
 def test_sanitizer_targets_are_valid() -> None:
@@ -232,5 +271,52 @@ def test_recorded_sanitizer_outcomes() -> None:
     runs = _needs("sanitizer_block")["runs"]
     assert {(r["kernel"], tuple(r["block"]), r["tool"]) for r in runs} == \
         {(k, (x, y), t) for k, x, y in rr.SANITIZER_RUNS for t in rr.SANITIZER_TOOLS}
-    bad = [(r["tool"], r["kernel"], r["outcome"]) for r in runs if not r["as_expected"]]
+    if all("report" in r for r in runs):   # recorded since report modes were: one run per job
+        assert sorted((r["kernel"], *r["block"], r["tool"], r["report"], r["print_limit"]) for r in runs) == \
+            sorted(rr.sanitizer_jobs())
+    bad = [(r["tool"], r["kernel"], r.get("report"), r["outcome"]) for r in runs if not r["as_expected"]]
     assert not bad, bad
+
+
+def test_sanitizer_table_tells_printed_from_counted() -> None:
+    from helpers import widgets_reduce as W
+
+    rec = {"runs": [rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "analysis"),
+                    rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "all", 0),
+                    rr.sanitizer_run(SYNCCHECK_SAMPLE, "synccheck", "y", (5, 7), 0)]}
+    lines = W.sanitizer_table(rec).splitlines()
+    assert lines[0].split() == ["tool", "kernel", "block", "report", "limit", "printed", "errors", "warnings",
+                                "outcome"]
+    assert lines[1].split()[-6:] == ["analysis", "20", "5", "5", "0", "reported"]
+    assert lines[2].split()[-6:] == ["all", "0", "5", "5", "0", "reported"]
+    assert lines[3].split()[-6:] == ["-", "20", "-", "0", "-", "clean"]
+    assert len(W.sanitizer_table(rec, tools=("racecheck",)).splitlines()) == 3
+    text = W.sanitizer_excerpt(rec, "seed_y")
+    assert text.splitlines()[0].startswith("Error: Race reported between Read access")
+    assert text.splitlines()[-1] == "RACECHECK SUMMARY: 5 hazards displayed (5 errors, 0 warnings)"
+    assert W.sanitizer_excerpt(rec, "seed_y", max_lines=1).splitlines()[1] == "... (1 more lines kept)"
+    with pytest.raises(ValueError, match="recorded: analysis \\(limit 20\\), all \\(limit 0\\)"):
+        W.sanitizer_excerpt(rec, "seed_y", "hazard")
+    old = {"runs": [{k: v for k, v in rec["runs"][1].items() if k not in ("report", "print_limit", "excerpt")}]}
+    assert W.sanitizer_table(old).splitlines()[1].split()[-6:-3] == ["all", "20", "5"]   # 2026-11-30 settings
+    both = W.racecheck_side_by_side(rec, "seed_y").split("\n\n")
+    assert len(both[0].splitlines()) == 3 and both[1].startswith("racecheck's default report")
+    assert both[1].splitlines()[1].startswith("Error: Race reported between")
+    assert W.racecheck_side_by_side(old, "seed_y").endswith("has not been recorded on the H200 yet (only the rows above)")
+
+
+def test_race_severity_table() -> None:
+    from helpers import widgets_reduce as W
+
+    warp_sample = RACECHECK_SAMPLE.replace("Error: Race", "Warning: (Warp Level Programming) Potential RAW hazard "
+                                           "detected at __shared__ 0x10 in block (1,0,0) :\n========= Race") \
+        .replace("(5 errors, 0 warnings)", "(0 errors, 203314 warnings)")
+    block = {"runs": [rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", k, (32, 3), 1, "all")
+                      for k in ("seed_y", "b2b_nobarrier")]}
+    ladder = {"runs": [{**rr.sanitizer_run(warp_sample, "racecheck", "v4_legacy", (256, 1), 0, "all"), "block": 256}]}
+    lines = W.race_severity_table(block, ladder).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["BlockReduce", "seed", "v4"]
+    assert "warp 0 (row 0) and warp 1 (row 1)" in lines[2] and "lanes of warp 0" in lines[3]
+    assert lines[3].endswith("0  203,314  Warning: (Warp Level Programming) Potential RAW hazard")
+    with pytest.raises(ValueError, match="no racecheck run of 'b2b_nobarrier' with --racecheck-report analysis"):
+        W.race_severity_table(block, ladder, report="analysis")

@@ -55,41 +55,93 @@ def test_width_one() -> None:
 
 def test_reading_an_inactive_or_unmasked_lane_is_undefined() -> None:
     n = 20
-    mask = warp.ballot(LANE < n, backend=EMU)
+    mask = warp.ballot(LANE < n, backend=EMU).value
     assert mask == 0x000FFFFF
+    # the seed's partial warp: lanes >= n skip the branch (alive elsewhere), outside the mask
     r = warp.shfl_down(LANE, 16, mask=mask, active=LANE < n, backend=EMU)
+    assert r.call_defined
     assert np.flatnonzero(r.defined).tolist() == [0, 1, 2, 3, 16, 17, 18, 19]
     assert (r.values[~r.defined] == 0).all()
-    assert (r.src_lane[n:] == -1).all()              # inactive lanes do not call
+    assert (r.src_lane[n:] == -1).all()              # lanes that do not call have no source
     assert r.src_lane[4] == 20                       # the read is from lane 20, which is outside mask
+    assert (r.state[n:] == emulator.ELSEWHERE).all() and (r.state[:n] == emulator.CALLING).all()
 
 
-def test_calling_lane_outside_mask_gets_nothing() -> None:
+def test_calling_lane_outside_mask_gets_an_undefined_result() -> None:
     r = warp.shfl_down(LANE, 1, mask=0xFFFF0000, backend=EMU)
-    assert not r.defined[:16].any() and (r.src_lane[:16] == -1).all()
+    assert not r.defined[:16].any() and (r.src_lane[:16] == LANE[:16] + 1).all()
     assert r.defined[16:].all()
 
 
 def test_exited_source_lane_is_undefined_even_with_full_mask() -> None:
-    active = np.ones(32, bool)
-    active[5] = False
-    r = warp.shfl_down(LANE, 1, active=active, backend=EMU)
+    exited = LANE == 5
+    r = warp.shfl_down(LANE, 1, exited=exited, backend=EMU)
+    assert r.call_defined                            # naming an exited lane in the mask is allowed
     assert not r.defined[4] and not r.defined[5] and r.defined[6]
+    assert r.src_lane[5] == -1 and r.state[5] == emulator.EXITED
+
+
+@pytest.mark.parametrize("op", ["shfl_down", "shfl_up", "shfl_xor", "shfl_idx"])
+def test_full_mask_with_a_diverged_lane_is_undefined_for_every_lane(op: str) -> None:
+    """Programming Guide: every non-exited lane named in mask must execute the same intrinsic."""
+    elsewhere = LANE % 2 == 1
+    r = getattr(warp, op)(LANE, 2, active=~elsewhere, backend=EMU)
+    assert not r.call_defined and not r.defined.any() and (r.values == 0).all()
+    # the same lanes *exited* instead: the call is defined, only reads of them are not
+    r = getattr(warp, op)(LANE, 2, exited=elsewhere, backend=EMU)
+    assert r.call_defined and r.defined[~elsewhere].all()    # even lanes read even lanes
+
+
+def test_a_diverged_lane_outside_the_mask_is_harmless() -> None:
+    calling = LANE < 16
+    r = warp.shfl_xor(LANE, 1, mask=0x0000FFFF, active=calling, backend=EMU)
+    assert r.call_defined and r.defined[:16].all() and (r.values[:16] == LANE[:16] ^ 1).all()
+    assert (r.state[16:] == emulator.ELSEWHERE).all()
+
+
+def test_votes_with_a_diverged_lane_in_the_mask_are_undefined() -> None:
+    pred = np.ones(32, bool)
+    even = LANE % 2 == 0
+    for fn in (warp.ballot, warp.any_sync, warp.all_sync):
+        r = fn(pred, active=even, backend=EMU)
+        assert not r.defined and str(r) == "undefined"
+        with pytest.raises(ValueError, match="undefined"):
+            r.value
+    assert warp.ballot(pred, exited=~even, backend=EMU).value == 0x55555555
+    assert warp.ballot(pred, mask=0x55555555, active=even, backend=EMU).value == 0x55555555
+    for fn in (warp.match_any, warp.reduce_add):
+        assert not fn(LANE, active=even, backend=EMU).defined.any()
+    assert not warp.syncwarp(active=even).any() and warp.syncwarp(exited=~even)[even].all()
+
+
+def test_exited_and_calling_at_once_is_a_value_error_naming_exited() -> None:
+    with pytest.raises(ValueError, match="exited must not overlap active: lane\\(s\\) 3 5"):
+        warp.shfl_down(LANE, 1, active=np.ones(32, bool), exited=np.isin(LANE, [3, 5]), backend=EMU)
+    with pytest.raises(ValueError, match="exited must not overlap active"):
+        warp.ballot(LANE < 4, active=LANE < 8, exited=LANE == 7, backend=EMU)
+    with pytest.raises(ValueError, match="exited must be a bool array of shape \\(32,\\)"):
+        warp.ballot(LANE < 4, exited=np.zeros(32, int), backend=EMU)
+    with pytest.raises(ValueError, match="exited must be a bool array"):
+        warp.shfl_down(LANE, 1, exited=np.zeros(31, bool), backend=EMU)
 
 
 def test_ballot_counts_only_active_lanes_in_mask() -> None:
     pred = np.ones(32, bool)
-    assert warp.ballot(pred, mask=0x0000FFFF, backend=EMU) == 0x0000FFFF
-    assert warp.ballot(pred, active=LANE % 2 == 0, backend=EMU) == 0x55555555
-    assert warp.activemask(LANE < 8, backend=EMU) == 0xFF
-    assert warp.any_sync(LANE == 31, mask=0xFFFF, backend=EMU) == False  # noqa: E712
-    assert warp.all_sync(LANE < 16, mask=0xFFFF, backend=EMU) == True  # noqa: E712
+    assert warp.ballot(pred, mask=0x0000FFFF, backend=EMU).value == 0x0000FFFF
+    assert warp.ballot(pred, exited=LANE % 2 == 1, backend=EMU).value == 0x55555555
+    assert warp.activemask(LANE < 8, backend=EMU).value == 0xFF
+    assert warp.any_sync(LANE == 31, mask=0xFFFF, backend=EMU).value is False
+    assert warp.all_sync(LANE < 16, mask=0xFFFF, backend=EMU).value is True
+    assert warp.ballot(pred, backend=EMU).hex() == "0xFFFFFFFF"
 
 
 def test_ballot_many_warps_and_per_warp_masks() -> None:
     pred = np.ones((3, 32), bool)
     out = warp.ballot(pred, mask=np.array([1, 2, 0xFFFFFFFF]), backend=EMU)
-    assert out.tolist() == [1, 2, 0xFFFFFFFF] and out.dtype == np.uint32
+    assert out.values.tolist() == [1, 2, 0xFFFFFFFF] and out.values.dtype == np.uint32 and out.defined.all()
+    assert str(out) == "[0x00000001, 0x00000002, 0xFFFFFFFF]"
+    with pytest.raises(ValueError, match="single warp"):
+        out.value
 
 
 def test_match_and_reduce() -> None:
@@ -98,7 +150,7 @@ def test_match_and_reduce() -> None:
     assert m.values[0] == 0x11111111 and m.values[3] == 0x88888888
     assert warp.reduce_add(LANE, backend=EMU).values[0] == 496
     assert warp.reduce_min(LANE + 5, mask=0xFF00, active=None, backend=EMU).values[8] == 13
-    assert warp.reduce_max(LANE, active=LANE < 10, backend=EMU).values[0] == 9
+    assert warp.reduce_max(LANE, exited=LANE >= 10, backend=EMU).values[0] == 9
     big = np.full(32, 2**31 - 1, np.int32)
     assert warp.reduce_add(big, backend=EMU).values[0] == np.int32(-32)  # wraps modulo 2**32
 

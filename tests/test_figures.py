@@ -64,12 +64,13 @@ def is_number(s: str) -> bool:
         return False
 
 
-def check_shuffle(fig, values: np.ndarray, r: warp.ShuffleResult, active: np.ndarray, mask: int) -> None:
-    """The 'after' row and the arrows say exactly what ``r`` says, lane by lane."""
+def check_shuffle(fig, values: np.ndarray, r: warp.ShuffleResult, active: np.ndarray, mask: int,
+                  exited: np.ndarray | None = None) -> None:
+    """Both rows and the arrows say exactly what ``r`` says, lane by lane."""
     ax = fig.axes[0]
     after, texts = boxes(ax, 0.0), lane_texts(ax, 0.0)
-    before = boxes(ax, figures.ROW_GAP)
-    calling = active & emulator.mask_bits(np.array([mask], np.uint32))[0]
+    before, before_texts = boxes(ax, figures.ROW_GAP), lane_texts(ax, figures.ROW_GAP)
+    exited = ~active if exited is None else exited
     reads = (r.src_lane >= 0) & (r.src_lane != LANE)
     assert len(arrows(ax)) == reads.sum()
     for lane in range(32):
@@ -80,15 +81,19 @@ def check_shuffle(fig, values: np.ndarray, r: warp.ShuffleResult, active: np.nda
             assert text == [figures.UNDEF_TEXT] and not any(is_number(t) for t in text)
         else:
             assert box.get_hatch() is None
-            shown = r.values[lane] if active[lane] else values[lane]
-            assert text in ([str(shown)], ["…"], [])
+            if active[lane]:
+                assert text in ([str(r.values[lane])], ["…"], [])
         if r.defined[lane] and r.src_lane[lane] == lane:
             assert edge(box) == style.KEEPS_OWN.lower()
-        if not active[lane]:
-            assert face(box) == style.INACTIVE.lower() and face(before[lane]) == style.INACTIVE.lower()
+        if not active[lane]:   # a lane that does not call shows "–", never a value, in both rows
+            assert text == [style.NOT_CALLING_TEXT] and before_texts[lane] == [style.NOT_CALLING_TEXT]
+            want = style.EXITED if exited[lane] else style.ELSEWHERE
+            assert face(box) == want.lower() and face(before[lane]) == want.lower()
+        else:
+            assert before_texts[lane] in ([str(values[lane])], ["…"])
         dashed = box.get_linestyle() == style.OUTSIDE_MASK_STYLE
         assert dashed == (not (mask >> lane) & 1)
-        assert calling[lane] == (r.src_lane[lane] >= 0)
+        assert active[lane] == (r.src_lane[lane] >= 0)
     undefined_arrows = [a for a in arrows(ax) if a.get_linestyle() == "--"]
     assert len(undefined_arrows) == (reads & ~r.defined).sum()
 
@@ -113,13 +118,33 @@ def test_shuffle_figure_every_mode_width_offset(mode: str, width: int) -> None:
 @pytest.mark.parametrize("mode", SHUFFLES)
 @pytest.mark.parametrize("mask, inactive", [(0xFFFF0FFF, (5, 9)), (0x0000FFFF, ()), (0xFFFFFFFF, (0, 17, 31)),
                                              (0x0, ()), (0x55555555, (2, 3))])
-def test_shuffle_figure_marks_undefined_inactive_and_outside_mask(mode: str, mask: int, inactive: tuple) -> None:
+@pytest.mark.parametrize("others", ["exited", "elsewhere"])
+def test_shuffle_figure_marks_undefined_not_calling_and_outside_mask(mode: str, mask: int, inactive: tuple,
+                                                                     others: str) -> None:
     active = ~np.isin(LANE, inactive)
-    for width, offset in [(32, 1), (8, 5), (16, 3), (4, 2), (1, 0)]:
-        r = SHUFFLES[mode](VALUES, offset, width, mask=mask, active=active, backend="emulator")
+    exited = ~active if others == "exited" else np.zeros(32, bool)
+    for width, offset in [(32, 1), (8, 5), (16, 3), (1, 0)]:
+        r = SHUFFLES[mode](VALUES, offset, width, mask=mask, active=active, exited=exited, backend="emulator")
         fig = figures.shuffle_figure(VALUES, r, op_label="op", width=width, mask=mask, active=active,
                                      source_label="GPU: NVIDIA H200")
-        check_shuffle(fig, VALUES, r, active, mask)
+        check_shuffle(fig, VALUES, r, active, mask, exited)
+        named_elsewhere = ~active & ~exited & emulator.mask_bits(np.array([mask], np.uint32))[0]
+        assert ("UNDEFINED CALL" in fig.axes[0].get_title()) == named_elsewhere.any()
+
+
+def test_full_mask_with_diverged_lanes_is_drawn_undefined_everywhere() -> None:
+    """The issue's case: a full mask while odd lanes are alive elsewhere. Every calling lane is
+    hatched (no number anywhere), the odd lanes show "–" with a thick outline, the title says why."""
+    even = LANE % 2 == 0
+    r = warp.shfl_down(VALUES, 2, active=even, backend="emulator")
+    fig = figures.shuffle_figure(VALUES, r, op_label="op", width=32, mask=0xFFFFFFFF, active=even,
+                                 source_label="emulator")
+    ax = fig.axes[0]
+    after, texts = boxes(ax, 0.0), lane_texts(ax, 0.0)
+    assert all(after[l].get_hatch() == style.UNDEFINED_HATCH for l in range(0, 32, 2))
+    assert all(texts[l] == [style.NOT_CALLING_TEXT] and after[l].get_linewidth() > 2 for l in range(1, 32, 2))
+    assert not any(is_number(t) for l in range(32) for t in texts[l])
+    assert "UNDEFINED CALL" in ax.get_title() and "1 3 5" in ax.get_title()
 
 
 def test_shuffle_figure_has_lane_numbers_bands_legend_and_footer() -> None:
@@ -186,18 +211,71 @@ def test_bad_shapes_and_widths_are_refused() -> None:
 def test_ballot_figure_bits_come_from_the_result(mask: int, inactive: tuple) -> None:
     pred = LANE < 20
     active = ~np.isin(LANE, inactive)
-    result = int(warp.ballot(pred, mask=mask, active=active, backend="emulator"))
-    fig = figures.ballot_figure(pred, mask, active, result, "emulator", values=VALUES)
+    result = warp.ballot(pred, mask=mask, active=active, exited=~active, backend="emulator")
+    fig = figures.ballot_figure(pred, mask, active, result, "emulator", values=VALUES, exited=~active)
     ax = fig.axes[0]
-    bit_row = boxes(ax, 0.0)
+    bit_row, bit_texts = boxes(ax, 0.0), lane_texts(ax, 0.0)
+    value = result.value
     green = [l for l, b in enumerate(bit_row) if face(b) == style.GREEN.lower()]
-    assert green == [l for l in range(32) if (result >> l) & 1]
+    assert green == [l for l in range(32) if (value >> l) & 1]
     assert all((b.get_linestyle() == "--") == (not (mask >> l) & 1) for l, b in enumerate(bit_row))
-    assert all((face(b) == style.GREY.lower()) == (l in inactive) for l, b in enumerate(bit_row) if l not in green)
+    assert all((face(b) == style.EXITED.lower()) == (l in inactive) for l, b in enumerate(bit_row) if l not in green)
+    # a lane that does not call shows "–" (its bit is 0), never "0"
+    assert all(bit_texts[l] == [style.NOT_CALLING_TEXT] for l in inactive)
+    assert all(lane_texts(ax, 1.25)[l] == [style.NOT_CALLING_TEXT] for l in inactive)
     text = " ".join(t.get_text() for t in fig.texts)
-    assert f"0x{result:08X}" in text and f"{result:032b}"[:4] in text and "bit 31" in text
+    assert f"0x{value:08X}" in text and f"{value:032b}"[:4] in text and "bit 31" in text
     if mask == 0xFFFFFFFF and not inactive:
-        assert result == 0x000FFFFF   # facts.md: lane < 20 -> 0x000FFFFF
+        assert value == 0x000FFFFF   # facts.md: lane < 20 -> 0x000FFFFF
+
+
+def test_ballot_figure_of_an_undefined_call_hatches_every_bit() -> None:
+    even = LANE % 2 == 0
+    result = warp.ballot(np.ones(32, bool), active=even, backend="emulator")
+    fig = figures.ballot_figure(np.ones(32, bool), 0xFFFFFFFF, even, result, "emulator",
+                                exited=np.zeros(32, bool))
+    ax = fig.axes[0]
+    assert all(b.get_hatch() == style.UNDEFINED_HATCH for b in boxes(ax, 0.0))
+    assert all(t == [figures.UNDEF_TEXT] for t in lane_texts(ax, 0.0).values())
+    text = " ".join(t.get_text() for t in fig.texts)
+    assert "result = undefined" in text and "0x" not in text and "1 3 5" in text
+
+
+@pytest.mark.parametrize("result", [0x00055555, 0xFFFFFFFF, None])
+def test_ballot_figure_captions_fit_inside_the_figure(result) -> None:
+    """The result line and its note are not clipped at either side (they were at FIG_WIDTH)."""
+    pred = np.ones(32, bool)
+    r = warp.ballot(pred, active=LANE % 2 == 0, backend="emulator") if result is None else result
+    fig = figures.ballot_figure(pred, 0xFFFFFFFF, None, r, "emulator", values=VALUES)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    width = fig.get_window_extent(renderer).width
+    for t in fig.texts + fig.legends:
+        box = t.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= width, (t, box)
+
+
+def test_undefined_boxes_keep_the_word_legible() -> None:
+    """"undef" is dark text on an opaque white label, over pale hatching (not orange on orange)."""
+    fig = matplotlib.figure.Figure()
+    ax = fig.add_subplot()
+    row = figures.draw_warp(ax, VALUES, defined=LANE != 3)
+    label = next(t for t in ax.texts if t.get_text() == figures.UNDEF_TEXT)
+    assert to_hex(label.get_color()) == style.UNDEFINED_TEXT.lower()
+    assert to_hex(label.get_bbox_patch().get_facecolor()) == "#ffffff"
+    if hasattr(row[3], "get_hatchcolor"):
+        assert to_hex(row[3].get_hatchcolor()) == style.UNDEFINED_HATCH_COLOR.lower()
+
+
+def test_hatching_means_undefined_and_nothing_else() -> None:
+    """Every hatched patch in this module's figures is an undefined value (a check on the source:
+    hatch= only ever takes style.UNDEFINED_HATCH)."""
+    import inspect
+    import re
+
+    src = inspect.getsource(figures)
+    assert set(re.findall(r"hatch=([\w.]+)", src)) <= {"hatch", "style.UNDEFINED_HATCH"}
 
 
 def test_ballot_bits_mapping() -> None:
@@ -220,18 +298,30 @@ def test_lane_table_for_shuffle_result() -> None:
 
 def test_lane_table_says_undef_never_a_number() -> None:
     active = LANE != 5
-    r = warp.shfl_down(VALUES, 1, mask=0x7FFFFFFF, active=active, backend="emulator")
+    r = warp.shfl_down(VALUES, 1, mask=0x7FFFFFFF, exited=~active, backend="emulator")
     table = figures.lane_table(r, lanes_per_block=32)
     value_row = table.splitlines()[2].split("|")[1].split()
-    assert value_row[4] == "undef"           # read lane 5, which is inactive
-    assert value_row[30] == "undef"          # read lane 31, outside the mask
-    assert value_row[31] == value_row[5] == "-"   # did not call: outside the mask, inactive
-    assert "undefined: 4 30" in table and "did not call: 5 31" in table
+    assert value_row[4] == "undef"           # read lane 5, which has exited
+    assert value_row[30] == "undef"          # read lane 31, which calls from outside the mask
+    assert value_row[31] == "undef"          # lane 31 calls without its own bit in the mask
+    assert value_row[5] == "-"               # did not call: exited
+    assert "undefined: 4 30 31" in table and "did not call: 5" in table
     assert figures.lane_table(VALUES, lanes_per_block=8).count("lane") == 4
 
 
+def test_lane_table_names_exited_and_diverged_lanes_and_undefined_calls() -> None:
+    r = warp.shfl_down(VALUES, 1, active=LANE < 20, exited=LANE >= 24, backend="emulator")
+    table = figures.lane_table(r)
+    assert table.splitlines()[0].startswith("UNDEFINED CALL")
+    assert "exited: 24 25 26 27 28 29 30 31; alive elsewhere: 20 21 22 23" in table
+    cells = [c for line in table.splitlines() if line.startswith("value") for c in line.split("|")[1].split()]
+    assert set(cells) == {"undef", "-"}       # no lane shows a number
+    r = warp.shfl_down(VALUES, 1, mask=0x000FFFFF, active=LANE < 20, exited=LANE >= 24, backend="emulator")
+    assert "UNDEFINED CALL" not in figures.lane_table(r)
+
+
 def test_mapping_text() -> None:
-    r = warp.shfl_xor(VALUES, 1, mask=0xFFFFFFFE, backend="emulator")
+    r = warp.shfl_xor(VALUES, 1, exited=LANE == 0, backend="emulator")
     assert figures.mapping_text(r) == "src: - " + " ".join(str(l ^ 1) for l in range(1, 32))
 
 
@@ -321,7 +411,21 @@ def test_animation_html_has_play_controls_and_one_frame_per_step() -> None:
     t = warp_reduce_sum_trace(np.arange(32, dtype=np.int32), backend="emulator")
     html = figures.animation_html(figures.trace_animation(t, interval=500))
     assert "<script" in html and "anim" in html
-    assert html.count("data:image/png;base64") == t.n_steps
+    # one per frame, plus the first frame written into the <img> itself
+    assert html.count("data:image/png;base64") == t.n_steps + 1
+
+
+def test_animation_html_works_offline_and_shows_a_frame_before_any_script() -> None:
+    import base64
+    import re
+
+    t = warp_reduce_sum_trace(np.arange(32, dtype=np.int32), backend="emulator")
+    html = figures.animation_html(figures.trace_animation(t, interval=500))
+    assert not re.search(r"https?://", html) and "font-awesome" not in html and 'class="fa ' not in html
+    for icon in ("▶", "❚❚", "|◀", "▶|"):
+        assert icon in html
+    img = re.search(r'<img id="_anim_img\w+" src="data:image/png;base64,([^"]+)"', html)
+    assert img and base64.b64decode(img.group(1))[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_trace_table_one_row_per_step() -> None:

@@ -70,3 +70,40 @@ def test_grid_figure_rejects_bad_input():
     r = br.block_reduce(np.ones((2, 4), np.int32), kind="x")
     with pytest.raises(ValueError, match="results must be"):
         fb.block_grid_figure((8, 1), [r])
+
+
+def test_phase_caption_counts_the_phases():
+    t = br.block_trace(np.arange(128, dtype=np.int32), (128, 1))
+    assert len(t.phases) == 6
+    assert fb.phase_caption(t, 4).startswith("phase 4 of phases 0–5 (shared → registers): warp 0 loads")
+    assert fb.phase_caption(t, 4) in fb.block_phase_figure(t, 4).axes[0].get_title()
+    with pytest.raises(ValueError, match="phase must be an integer"):
+        fb.phase_caption(t, 6)
+
+
+def test_rows_and_their_warps():
+    # blockDim.x < 32: several rows share a warp; otherwise a row spans several warps
+    assert [fb.warps_of_row((8, 8), y) for y in range(8)] == [(0, 0)] * 4 + [(1, 1)] * 4
+    assert [fb.row_label((20, 5), y) for y in range(5)] == ["y=0  w0", "y=1  w0–1", "y=2  w1", "y=3  w1–2",
+                                                           "y=4  w2–3"]
+    assert fb.row_label((96, 2), 1) == "y=1  w3–5"
+    assert fb.warp_label_spans((8, 8)) == [(1, 0, 8), (5, 0, 8)]
+    assert fb.warp_label_spans((48, 2)) == [(0, 0, 32), (0, 32, 48), (1, 16, 48)]   # a tie: the first row
+
+
+@pytest.mark.parametrize("block", [(20, 5), (96, 2), (128, 8), (8, 8)])
+def test_grid_figure_tells_warps_apart(block):
+    fig = fb.block_grid_figure(block)
+    ax = fig.axes[0]
+    n_warps = -(-block[0] * block[1] // 32)
+    texts = [t.get_text() for t in ax.texts]
+    assert [fb.row_label(block, y) for y in range(block[1])] == [t for t in texts if t.startswith("y=")]
+    colours = ax.images[0].get_array()          # colour index per cell
+    tid = np.arange(block[0] * block[1]).reshape(block[1], block[0])
+    for w in range(n_warps - 1):                # neighbouring warps never share a colour
+        assert colours[tid == 32 * w][0] != colours[tid == 32 * (w + 1)][0]
+    if n_warps <= len(fb.WARP_COLORS):          # up to 8 warps, one colour each, named in the legend
+        assert len({colours[tid == 32 * w][0] for w in range(n_warps)}) == n_warps
+        assert [p.get_label() for p in fig.legends[0].get_patches()] == [f"warp {w}" for w in range(n_warps)]
+    if block == (96, 2):                        # cells too small for tids: every warp's id is written in it
+        assert {f"w{w}" for w in range(n_warps)} <= set(texts)

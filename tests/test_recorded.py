@@ -55,7 +55,7 @@ def test_exited_reads_are_flagged_undefined() -> None:
     values, active, deltas = exited_read_inputs(n_warps=64)
     n = 0
     for w in range(64):
-        r = warp.shfl_down(values[w], int(deltas[w]), active=active[w], backend="emulator")
+        r = warp.shfl_down(values[w], int(deltas[w]), exited=~active[w], backend="emulator")
         src = np.arange(32) + deltas[w]
         reads = active[w] & (src < 32) & ~active[w][np.minimum(src, 31)]
         assert not r.defined[reads].any()

@@ -201,3 +201,20 @@ def test_emulator_reproduces_recorded_methods() -> None:
             r = emulated[method]
             assert r.defined.astype(int).tolist() == got["defined"], (name, method)
             assert (r.values == np.asarray(got["values"], dtype=v.dtype)).all(), (name, method)
+
+
+def test_64_bit_values_take_two_shfl_sync_per_shuffle() -> None:
+    """Notebook 02: 'one shfl.sync per shuffle' holds for 32-bit types only (PTX shfl.sync is .b32)."""
+    from helpers.nvrtc import NvrtcUnavailable
+
+    try:
+        by_type = {d: wr.shuffle_ptx(d) for d in ("int32", "float32", "float64")}
+    except NvrtcUnavailable as exc:
+        pytest.skip(f"no NVRTC: {exc}")
+    assert by_type["int32"].count == by_type["float32"].count == 5
+    d = by_type["float64"]
+    assert d.count == 10 and len(d.first_step) == 4
+    assert d.first_step[0].startswith("mov.b64 {") and d.first_step[-1].startswith("mov.b64 %fd")
+    assert all(line.startswith("shfl.sync.down.b32") and ", 16, 31, -1" in line for line in d.first_step[1:3])
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        wr.shuffle_ptx("int64")

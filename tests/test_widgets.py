@@ -93,14 +93,31 @@ def test_shuffle_view_every_offset_and_width(mode: str, no_figures: list) -> Non
 
 
 @pytest.mark.parametrize("active", widgets.ACTIVE_KINDS)
-def test_shuffle_view_every_active_choice(active: str, no_figures: list) -> None:
+@pytest.mark.parametrize("others", widgets.OTHERS_KINDS)
+def test_shuffle_view_every_active_choice(active: str, others: str, no_figures: list) -> None:
     for n_active in range(33):
         for mask in ("0xFFFFFFFF", "0x0000FFFF", "0"):
-            view = widgets.shuffle_view("down", 3, 8, mask, active, n_active, seed=n_active)
+            view = widgets.shuffle_view("down", 3, 8, mask, active, n_active, seed=n_active, others=others)
             assert view.message is None
             (values, result), kwargs = no_figures[-1]
-            assert np.array_equal(kwargs["active"], widgets.active_lanes(active, n_active, n_active))
-            assert (result.src_lane < 0).sum() == 32 - (kwargs["active"] & figures.ballot_bits(kwargs["mask"])).sum()
+            act, gone = widgets.lane_states(active, n_active, n_active, others)
+            assert np.array_equal(kwargs["active"], act) and np.array_equal(kwargs["exited"], gone)
+            assert ((result.src_lane < 0) == ~act).all()
+            diverged = ~act & ~gone & figures.ballot_bits(kwargs["mask"])
+            assert bool(result.call_defined) == (not diverged.any())
+            if diverged.any():
+                assert not result.defined.any() and view.table.startswith("UNDEFINED CALL")
+
+
+def test_lane_states_three_kinds() -> None:
+    act, gone = widgets.lane_states("first n", 20, 0, "exited")
+    assert (act == (LANE < 20)).all() and (gone == (LANE >= 20)).all()
+    act, gone = widgets.lane_states("first n", 20, 0, "alive elsewhere")
+    assert not gone.any()
+    act, gone = widgets.lane_states("first n", 20, 0, "some of each")
+    assert np.flatnonzero(gone).tolist() == list(range(20, 32, 2)) and not (act & gone).any()
+    with pytest.raises(ValueError, match="others must be one of"):
+        widgets.lane_states("all", 32, 0, "asleep")
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -137,24 +154,48 @@ def test_ballot_view_every_kind_n_k(kind: str, no_figures: list) -> None:
             view = widgets.ballot_view(kind, n=n, k=k, seed=n, expression="lane < n and value >= 0")
             assert view.message is None, view.message
             (pred, mask, active, result, _source), kw = no_figures[-1]
-            assert result == int(warp.ballot(pred, mask=mask, active=active, backend="emulator"))
-            assert view.mapping.startswith(f"ballot: 0x{result:08X} bits:")
-            assert f"__ballot_sync = 0x{result:08X}" in view.table
+            value = result.value
+            assert value == warp.ballot(pred, mask=mask, active=active, backend="emulator").value
+            assert view.mapping.startswith(f"ballot: 0x{value:08X} bits:")
+            assert f"__ballot_sync = 0x{value:08X}" in view.table
 
 
-def test_ballot_view_every_seed_mask_and_active(no_figures: list) -> None:
+@pytest.mark.parametrize("others", widgets.OTHERS_KINDS)
+def test_ballot_view_every_seed_mask_and_active(others: str, no_figures: list) -> None:
     for seed in range(100):
         for active in widgets.ACTIVE_KINDS:
-            view = widgets.ballot_view("random (seed)", seed=seed, mask="0xF0F0F0F0", active=active, n_active=seed % 33)
-            assert view.message is None
-            (pred, mask, act, result, _), _kw = no_figures[-1]
-            assert result & ~0xF0F0F0F0 == 0 and result & ~int(emulator.pack_bits(act[None])[0]) == 0
+            for mask in ("0xF0F0F0F0", "0xFFFFFFFF"):
+                view = widgets.ballot_view("random (seed)", seed=seed, mask=mask, active=active,
+                                           n_active=seed % 33, others=others)
+                assert view.message is None
+                (pred, mask_int, act, result, _), kw = no_figures[-1]
+                diverged = ~act & ~kw["exited"] & figures.ballot_bits(mask_int)
+                if diverged.any():   # the mask names a lane that is alive elsewhere
+                    assert not result.defined and view.mapping == "ballot: undefined bits: none"
+                    assert "undefined" in view.table and "0x" not in view.table.splitlines()[-1]
+                else:
+                    value = result.value
+                    assert value & ~mask_int == 0 and value & ~int(emulator.pack_bits(act[None])[0]) == 0
 
 
 def test_ballot_view_lane_lt_20_is_0x000FFFFF() -> None:
     view = widgets.ballot_view("lane < n", n=20)
     assert view.mapping == "ballot: 0x000FFFFF bits: " + " ".join(map(str, range(20)))
     assert "__any_sync = 1, __all_sync = 0" in view.table
+
+
+def test_ballot_view_offers_all_three_states() -> None:
+    """The issue's example: a full mask with only the even lanes calling. Exited odd lanes: defined
+    (0x55555555). Odd lanes alive elsewhere: undefined for every lane, and never a number."""
+    exited = widgets.ballot_view("lane < n", n=32, active="even", others="exited")
+    assert exited.mapping.startswith("ballot: 0x55555555")
+    diverged = widgets.ballot_view("lane < n", n=32, active="even", others="alive elsewhere")
+    assert diverged.mapping == "ballot: undefined bits: none"
+    assert "alive but not calling" in diverged.table and "0x5555" not in diverged.table
+    mixed = widgets.ballot_view("lane < n", n=32, active="even", others="some of each", mask="0x77777777")
+    assert mixed.mapping.startswith("ballot: 0x55555555")   # the lanes elsewhere (3, 7, ...) are outside the mask
+    assert "state     |  C  X  C  E" in mixed.table
+    assert "others must be one of" in widgets.ballot_view(others="asleep").message
 
 
 @pytest.mark.parametrize("expression, words", [
@@ -259,6 +300,11 @@ def test_ballot_explorer_custom_expression_and_disabled_knobs() -> None:
     assert "found a function call" in message.value and mapping.value.count("warplab-mapping") == 1
     c["expression"].value = "(lane & 1) == 0"
     assert message.value == "" and "ballot: 0x55555555" in mapping.value
+    assert c["others"].disabled            # every lane calls: there are no other lanes
+    c["active"].value = "even"
+    assert not c["others"].disabled and "ballot: 0x55555555" in mapping.value   # the odd lanes exited
+    c["others"].value = "alive elsewhere"
+    assert "ballot: undefined" in mapping.value and message.value == ""
 
 
 def test_one_update_is_fast() -> None:
@@ -296,3 +342,10 @@ def test_redraws_do_not_keep_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     gc.collect()
     assert len(refs) == 11 and all(r() is None for r in refs)
     assert plt.get_fignums() == before
+
+
+def test_ballot_table_warns_about_callers_outside_the_mask() -> None:
+    """PTX vote.sync: a lane that executes the vote without its own bit gets an undefined result."""
+    table = widgets.ballot_view(mask="0x0000FFFF").table
+    assert "lane(s) 16 17" in table.splitlines()[-1] and "their own results are undefined" in table
+    assert "outside the mask" not in widgets.ballot_view(mask="0x0000FFFF", active="first n", n_active=16).table

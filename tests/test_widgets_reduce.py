@@ -151,9 +151,10 @@ def test_partial_counts_and_tree_table():
 
 def test_sanitizer_and_recorded_cases():
     t = W.sanitizer_table(data.load("sanitizer_block"))
-    assert f"{'seed BlockYReduce':<23} {'(32, 3)':<9} {129:>6} {0:>8} {20:>7}  reported" in t
+    assert f"racecheck  {'seed BlockYReduce':<24} {'(32, 3)':<9} {'all':<9} {20:>5} {20:>7} {129:>7} {0:>8}  reported" in t
     only = W.sanitizer_table(data.load("sanitizer_block"), ("b2b", "b2b_nobarrier")).splitlines()
-    assert len(only) == 5 and all("BlockReduce x2" in line for line in only[1:])
+    n_runs = sum(r["kernel"] in ("b2b", "b2b_nobarrier") for r in data.load("sanitizer_block")["runs"])
+    assert len(only) == 1 + n_runs and all("BlockReduce x2" in line for line in only[1:])
     rec = data.load("block_reduce")
     assert W.per_group_line(W.recorded_case(rec, "seed_x_96x2_ones")) == "row 0: 128, row 1: undef"
     assert W.per_group_line(W.recorded_case(rec, "seed_y_32x5_ones")) == "every column (all 32): 4"
@@ -172,3 +173,13 @@ def test_back_to_back():
     assert all(h["kind"] == "write-after-read" for h in racy.hazards)
     with pytest.raises(ValueError, match="same dtype"):
         br.back_to_back(ones, twos.astype(np.float32))
+
+
+def test_methods_table_calls_another_float_order_different_not_wrong():
+    """A float32 tree that rounds in another order is 'another order', never 'does not match'."""
+    t = W.methods_table(wr.compare_methods(W.pattern_values("random floats")))
+    assert "against NumPy" in t and "matches NumPy" not in t and "WRONG" not in t
+    cub = next(line for line in t.splitlines() if line.startswith("cub::WarpReduce"))
+    assert "float32 step" in cub and "another order" in cub
+    ints = W.methods_table(wr.compare_methods(W.pattern_values("random ints"))).splitlines()
+    assert all(line.endswith("same bits") for line in ints[1:-1])

@@ -40,10 +40,10 @@ def test_delta_uses_low_five_bits_on_hardware() -> None:
     fn = warp_cupy._function("shuffle_kernel<int, 2>")
     vals = cupy.arange(32, dtype=cupy.int32)
     mask = cupy.asarray([params.FULL_MASK], dtype=cupy.uint32)
-    act = cupy.ones(32, dtype=cupy.uint8)
+    state = cupy.ones(32, dtype=cupy.uint8)   # every lane calling (helpers.emulator.CALLING)
     for delta in (32, 33, 37, 63):
         out, src = cupy.zeros(32, cupy.int32), cupy.zeros(32, cupy.int32)
         arg = cupy.full(32, delta, dtype=cupy.int32)
-        fn((1,), (32,), (vals, arg, mask, act, np.int32(32), np.int32(1), out, src))
+        fn((1,), (32,), (vals, arg, mask, state, np.int32(32), np.int32(1), out, src))
         expect = np.where(np.arange(32) + (delta & 31) <= 31, np.arange(32) + (delta & 31), np.arange(32))
         assert cupy.asnumpy(out).tolist() == expect.tolist(), delta
