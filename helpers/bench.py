@@ -792,6 +792,12 @@ def format_steps(results: dict[str, Any], sizes: Sequence[int] = (2**25, 2**28),
     return "\n".join(lines)
 
 
+def _span(lo: float, hi: float) -> str:
+    """'1.5' when both ends round alike, else '1.4–1.5'."""
+    a, b = f"{lo:.1f}", f"{hi:.1f}"
+    return a if a == b else f"{a}–{b}"
+
+
 def format_versus_seed(results: dict[str, Any], n: int = SEED_N) -> str:
     """v4 against the seed's kernel at size ``n`` at EQUAL block sizes (128, as the seed launches
     it, and 256), first pass only, device time, same run and input; then the seed's own way of
@@ -813,7 +819,7 @@ def format_versus_seed(results: dict[str, Any], n: int = SEED_N) -> str:
     if cold and seed128:
         warm = seed128["first_pass_us"]
         lines.append(f"  the seed's own timing (one launch in a fresh process, no warm-up), {len(cold)} processes: "
-                     f"{', '.join(f'{c:.1f}' for c in cold)} µs = x{min(cold) / warm:.1f}–{max(cold) / warm:.1f} "
+                     f"{', '.join(f'{c:.1f}' for c in cold)} µs = x{_span(min(cold) / warm, max(cold) / warm)} "
                      f"the warm median ({warm:.1f} µs)")
     else:
         lines.append("  the seed's own timing (first launch in a fresh process): not in this recording")

@@ -159,7 +159,7 @@ def test_notebook_views_of_a_run() -> None:
     assert "block  128: v4" in vs and "block  256: v4" in vs and "a block-size gain, not a fix" in vs
     assert "first launch in a fresh process): not in this recording" in vs
     res["seed_fresh_first_launch_us"] = {str(2**25): [4.9 * 7.0 * 32] * 3}
-    assert "= x4.9–4.9 the warm median" in bench.format_versus_seed(res, 2**25)
+    assert "= x4.9 the warm median" in bench.format_versus_seed(res, 2**25)
     assert "were not both run" in bench.format_versus_seed(res, 2**21)
     goals = bench.format_goals(res).splitlines()
     assert len(goals) == 1 + 6 and all(g.startswith(("PASS", "FAIL")) for g in goals[1:])
