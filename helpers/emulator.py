@@ -161,8 +161,8 @@ def call_defined(mask: np.ndarray, active: np.ndarray, exited: Optional[np.ndarr
     return ~diverged_in_mask(mask, active, exited).any(axis=1)
 
 
-def source_lanes(mode: str, b: np.ndarray, width: int) -> np.ndarray:
-    """The lane each lane reads, per PTX ``shfl.sync`` (its own lane when the clamp fails).
+def _source_and_range(mode: str, b: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """PTX ``shfl.sync``'s source lane ``j`` and its in-range predicate ``pval`` per lane.
 
     ``b`` is the operand per lane, shaped (n_warps, 32): delta for up/down, the lane mask for xor,
     the source lane for idx. Only its low 5 bits count, as in hardware.
@@ -186,7 +186,24 @@ def source_lanes(mode: str, b: np.ndarray, width: int) -> np.ndarray:
         ok = j <= max_lane
     else:
         raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
+    return j, ok
+
+
+def source_lanes(mode: str, b: np.ndarray, width: int) -> np.ndarray:
+    """The lane each lane reads, per PTX ``shfl.sync`` (its own lane when the clamp fails).
+
+    ``b`` is the operand per lane, shaped (n_warps, 32): delta for up/down, the lane mask for xor,
+    the source lane for idx. Only its low 5 bits count, as in hardware.
+    """
+    j, ok = _source_and_range(mode, b, width)
     return np.where(ok, j, LANE)
+
+
+def in_range(mode: str, b: np.ndarray, width: int) -> np.ndarray:
+    """PTX ``shfl.sync``'s predicate ``pval`` per lane: True where the source lies in the caller's
+    segment. A lane where it is False gets its own value back; a lane reading itself in range (idx
+    to its own lane, offset 0) is an ordinary read, not a kept value."""
+    return _source_and_range(mode, b, width)[1]
 
 
 def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.ndarray,

@@ -107,14 +107,14 @@ def _lanes_text(where: np.ndarray) -> str:
 
 
 def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
-               lanes_per_block: int = 16) -> str:
+               lanes_per_block: int = 16, kept_own: Optional[Any] = None) -> str:
     """A plain-text table of one warp: lane -> value (and, for a ShuffleResult, src lane).
 
     For a :class:`ShuffleResult` the rows are ``lane``, ``src`` and ``value`` (``undef`` where
     undefined; both ``-`` where the lane did not call), followed by lines naming the lanes that
     kept their own value, read undefined values, or did not call (split into exited and alive
     elsewhere when some are elsewhere). An undefined call is said first, above the table. Floats
-    get 6 significant digits.
+    get 6 significant digits. ``kept_own`` as in :func:`shuffle_figure`.
     """
     if isinstance(result_or_values, ShuffleResult):
         r = result_or_values
@@ -124,7 +124,8 @@ def lane_table(result_or_values: Union[ShuffleResult, Any], *, fmt: Fmt = None,
         rows = [("lane", [str(l) for l in LANE]),
                 ("src", [str(s) if s >= 0 else "-" for s in src]),
                 ("value", [_result_cell(v, d, s, fmt) for v, d, s in zip(values, defined, src)])]
-        notes = [f"kept own value: {_lanes_text(defined & (src == LANE))}",
+        kept = defined & (src == LANE) if kept_own is None else defined & _lane_row(kept_own, "kept_own", bool)
+        notes = [f"kept own value: {_lanes_text(kept)}",
                  f"undefined: {_lanes_text(~defined & (src >= 0))}",
                  f"did not call: {_lanes_text(src < 0)}"]
         head = ""
@@ -403,7 +404,8 @@ def _exited_of(active: np.ndarray, exited: Optional[Any], result: Optional[Shuff
 
 
 def shuffle_figure(values: Any, result: ShuffleResult, *, op_label: str, width: int, mask: int,
-                   active: Optional[Any], source_label: str, exited: Optional[Any] = None) -> Figure:
+                   active: Optional[Any], source_label: str, exited: Optional[Any] = None,
+                   kept_own: Optional[Any] = None) -> Figure:
     """Before/after rows of one warp's shuffle, with an arrow from each destination's source lane.
 
     ``values`` (32,) is the input, ``result`` what :mod:`helpers.warp` returned for it (one warp),
@@ -411,7 +413,9 @@ def shuffle_figure(values: Any, result: ShuffleResult, *, op_label: str, width: 
     have returned (None: taken from ``result.state`` when it has one). Lanes that do not call show
     "–" in both rows. A calling lane outside ``mask`` gets an undefined result; a mask that names a
     lane alive elsewhere makes every result undefined, and the title says so.
-    ``source_label`` names the engine in the footer.
+    ``source_label`` names the engine in the footer. ``kept_own`` marks the lanes whose source was
+    out of range (PTX ``pval`` false, see :func:`helpers.emulator.in_range`); None: the defined lanes
+    that read their own lane.
     """
     vals = _lane_row(values, "values")
     act = _flags(active, "active", True)
@@ -419,7 +423,7 @@ def shuffle_figure(values: Any, result: ShuffleResult, *, op_label: str, width: 
     in_mask = ((int(mask) >> LANE) & 1).astype(bool)
     src = _lane_row(result.src_lane, "src_lane", np.int64)
     defined = _lane_row(result.defined, "defined", bool)
-    kept = defined & (src == LANE)
+    kept = defined & (src == LANE) if kept_own is None else defined & _lane_row(kept_own, "kept_own", bool)
     culprits = in_mask & ~act & ~gone if gone is not None else np.zeros(LANES, bool)
     fig, ax = _new_figure(3.9 if culprits.any() else 3.7)
     top = ROW_GAP

@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import backend as _backend
-from . import expr, figures, style, warp
+from . import emulator, expr, figures, style, warp
 
 LANES = 32
 LANE = np.arange(LANES)
@@ -187,9 +187,11 @@ def shuffle_view(mode: str = "down", offset: int = 1, width: int = 32, mask: str
         result = _SHUFFLES[mode](values, offset, width, mask=mask_int, active=act, exited=gone, backend=backend)
     except (ValueError, RuntimeError) as exc:   # RuntimeError: a GPU was demanded but is not usable
         return View.error(str(exc))
+    out_of_range = ~emulator.in_range(mode, np.full((1, LANES), offset), width)[0]
     fig = figures.shuffle_figure(values, result, op_label=shuffle_op_label(mode, offset, width, mask_int),
-                                 width=width, mask=mask_int, active=act, exited=gone, source_label=source)
-    return View(fig, figures.lane_table(result), figures.mapping_text(result), None, source)
+                                 width=width, mask=mask_int, active=act, exited=gone, source_label=source,
+                                 kept_own=out_of_range)
+    return View(fig, figures.lane_table(result, kept_own=out_of_range), figures.mapping_text(result), None, source)
 
 
 def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,

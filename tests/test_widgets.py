@@ -349,3 +349,11 @@ def test_ballot_table_warns_about_callers_outside_the_mask() -> None:
     table = widgets.ballot_view(mask="0x0000FFFF").table
     assert "lane(s) 16 17" in table.splitlines()[-1] and "their own results are undefined" in table
     assert "outside the mask" not in widgets.ballot_view(mask="0x0000FFFF", active="first n", n_active=16).table
+
+
+def test_in_range_reads_of_the_own_lane_are_not_kept_values() -> None:
+    # idx to a lane's own index and offset 0 read in range (PTX pval true): an ordinary read, not
+    # the out-of-range "keeps its own value" case the orange outline means.
+    assert "kept own value: none" in widgets.shuffle_view(mode="idx", offset=3, width=8).table
+    assert "kept own value: none" in widgets.shuffle_view(mode="down", offset=0).table
+    assert "kept own value: 30 31" in widgets.shuffle_view(mode="down", offset=2).table
