@@ -8,6 +8,8 @@
   the ``.npz``, the H200's outputs (``L<index>.<argument>``).
 * ``machine_programs.json.gz`` + ``machine_programs.npz``: the generated programs (CUDA source,
   launch, features, intent), each module's PTX, and the H200's outputs (``<program>.iout``, ``.fout``).
+* ``machine_sass.json.gz``: the SASS (``ptxas -arch=sm_90`` then ``cuobjdump -sass``) of the
+  recorded PTX of reduce_v0..v4, to set the machine's PTX counters beside ncu's SASS counters.
 * ``machine_sanitizer.json``: racecheck / synccheck verdicts per sampled program, and the runs that
   show what compute-sanitizer cannot see (an out-of-bounds read inside a pooled allocation, a
   shuffle read of an exited lane).
@@ -32,6 +34,7 @@ MANIFEST = "machine_manifest"
 KERNELS = "machine_kernels"
 PROGRAMS = "machine_programs"
 SANITIZER = "machine_sanitizer"
+SASS = "machine_sass"
 
 
 def data_dir(root: Optional[Path] = None) -> Path:
