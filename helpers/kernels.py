@@ -98,6 +98,11 @@ def _include_options() -> list[str]:
     return opts
 
 
+def include_options() -> list[str]:
+    """The -I flags that compiling kernels/ code needs (kernels/, CUB, cooperative groups)."""
+    return _include_options()
+
+
 def _options(defines: Sequence[str], extra: Sequence[str]) -> tuple[str, ...]:
     return ("-std=c++17", *(f"-D{d}" for d in defines), *extra)
 

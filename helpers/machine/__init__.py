@@ -16,8 +16,8 @@ allocation, exactly bounded) and are updated in place; NumPy scalars are passed 
 An instruction the machine does not support raises :class:`UnsupportedInstruction` naming it and
 its CUDA source line. See docs/machine.md for the execution model.
 """
-from .module import Kernel, RawModule
+from .module import Kernel, RawModule, kernel_module
 from .report import KINDS, Counters, Finding, MachineError, Report, UnsupportedInstruction
 
-__all__ = ["RawModule", "Kernel", "Report", "Finding", "Counters", "KINDS", "MachineError",
+__all__ = ["RawModule", "Kernel", "kernel_module", "Report", "Finding", "Counters", "KINDS", "MachineError",
            "UnsupportedInstruction"]

@@ -1,8 +1,1310 @@
-"""Launch execution (being written): see docs/machine.md."""
+"""One kernel launch on the SIMT machine: threads, the scheduler, memory, synchronisation, findings.
+
+Execution model (docs/machine.md has the long form):
+
+* Threads as on hardware (CUDA C++ Programming Guide, "Thread Hierarchy"): linear id
+  ``x + y*Dx + z*Dx*Dy``; warps are 32 consecutive linear ids; a block whose size is not a multiple
+  of 32 has a partial last warp, whose missing lanes never exist (they behave as exited lanes).
+* Independent thread scheduling (Programming Guide, "Independent Thread Scheduling", Volta+): every
+  thread has its own PC. The scheduler repeatedly takes the *lowest PC* among runnable threads and
+  executes that instruction for every runnable thread at it, across all warps and blocks at once
+  (vectorised). Lowest-PC-first reconverges structured code at its join points, so convergent code
+  runs as whole warps. A group keeps going through straight-line code while it is still the lowest.
+* Warp-synchronous instructions (PTX ISA 9.7.9.6 shfl.sync, 9.7.12.2 bar.warp.sync, 9.7.12.8 vote,
+  9.7.12.9 match, 9.7.12.11 redux): a thread waits until every non-exited lane named in its member
+  mask waits at a *matching* instruction (same operation and qualifiers, same mask); on sm_70+ that
+  may be a different instruction instance (``__syncwarp()`` on both sides of a branch). When no
+  thread can move, lanes waiting at non-matching ones make the call undefined (``undefined_shuffle``,
+  it then executes with those lanes as non-callers); lanes that wait at a barrier are a ``deadlock``.
+* Barriers (PTX ISA 9.7.12.1 bar/barrier): a barrier waits for every non-exited thread of the CTA
+  (or ``b`` threads, counted per whole warp); exiting threads release barriers they hold up (PTX ISA
+  9.7.13.5 exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp that meet
+  at different barrier instructions are a ``divergent_barrier``.
+* Atomics (PTX ISA 9.7.12.5 atom / 9.7.12.6 red) run one thread at a time: within one scheduling
+  step in increasing linear thread id over the whole grid (block-major: block linear id, then
+  thread linear id), steps in schedule order.
+* Races: two accesses to one address (global or shared) by different threads, at least one a write,
+  not ordered by happens-before, are a ``race``. Happens-before here: program order; a completed
+  CTA barrier (for threads of that CTA); ``bar.warp.sync`` between lanes it synchronises (a vector
+  clock per lane); and, across CTAs, a gpu-scope fence before an atomic that a later atomic of the
+  other CTA followed by a fence observes (release/acquire through fences and atomics, PTX ISA 8
+  "Memory Consistency Model", tracked per CTA). Shuffles and votes are not fences; volatile is not
+  a barrier; atomics themselves are not checked. A load that sees a racing store's changed value,
+  or one that a racing store later changes, is undefined (the second case is found and the launch
+  replayed once with those loads marked).
+"""
 from __future__ import annotations
 
+from typing import Any, Optional
 
-def launch(module, function, grid, block, args, shared_mem, *, trace=False, max_steps=2_000_000):
-    from .report import MachineError
+import numpy as np
 
-    raise MachineError("the executor is not in this commit yet")
+from . import decode as dec
+from . import memory as mem
+from .memory import BYTES, CLK, EP, NREC, PC, REL, TID
+from .ptx import Function, Loc, Module, type_size
+from .report import Counters, Finding, MachineError, Report, UnsupportedInstruction
+from .warpsync import BadOperand
+
+RUN, BAR, WS, EXIT = 0, 1, 2, 3
+LANE = np.arange(32, dtype=np.int64)
+ONES = {1: np.uint8(1), 2: np.uint16(0x0101), 4: np.uint32(0x01010101), 8: np.uint64(0x0101010101010101)}
+BIG = np.int64(1) << np.int64(40)
+
+
+class Group:
+    """Threads executing one instruction together: sorted linear thread ids (``idx``)."""
+
+    __slots__ = ("idx", "n", "full", "sel", "_warps", "_counts", "_lm")
+
+    def __init__(self, idx: np.ndarray, total: int) -> None:
+        self.idx = idx
+        self.n = idx.size
+        self.full = self.n == total
+        self.sel = slice(None) if self.full else idx
+        self._warps = None
+        self._counts = None
+        self._lm = None
+
+    def sub(self, keep: np.ndarray, total: int) -> "Group":
+        return Group(self.idx[keep], total)
+
+    def warps(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._warps is None:
+            w = self.idx >> 5
+            if self.n == 0:
+                self._warps, self._counts = w, w
+            else:
+                starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+                self._warps = w[starts]
+                self._counts = np.diff(np.r_[starts, self.n])
+        return self._warps, self._counts
+
+    def warp_masks(self) -> np.ndarray:
+        """Per warp of the group: the bitmask of its lanes in the group."""
+        w, _ = self.warps()
+        if self._lm is None:
+            inv = np.searchsorted(w, self.idx >> 5)
+            self._lm = np.bincount(inv, weights=(np.int64(1) << (self.idx & 31)).astype(np.float64),
+                                   minlength=w.size).astype(np.int64).astype(np.uint32)
+        return self._lm
+
+    def lane_masks_per_thread(self) -> np.ndarray:
+        w, _ = self.warps()
+        inv = np.searchsorted(w, self.idx >> 5)
+        return self.warp_masks()[inv]
+
+
+def _prepared(fn: Function) -> list:
+    makers = getattr(fn, "_makers", None)
+    if makers is None:
+        makers = [dec.decode(ins, fn) for ins in fn.instrs]
+        fn._makers = makers  # type: ignore[attr-defined]
+        fn._contractable = _contractable(fn)  # type: ignore[attr-defined]
+    return makers
+
+
+def _contractable(fn: Function) -> list[tuple]:
+    """add/sub.f32/f64 without a rounding modifier fed by a mul without one: ptxas may fuse the pair
+    into an fma (PTX ISA 9.7.3.1 add: "add.f32 ... may be optimized aggressively by the code
+    generator, e.g. mul/add sequences with no rounding modifiers may be contracted into fma")."""
+    muls = set()
+    for ins in fn.instrs:
+        if ins.opcode == "mul" and ins.mods and ins.mods[-1] in ("f32", "f64") and \
+                not any(m in dec.ROUND_F for m in ins.mods) and ins.operands:
+            muls.add(getattr(ins.operands[0], "name", None))
+    out = []
+    for ins in fn.instrs:
+        if ins.opcode in ("add", "sub") and ins.mods and ins.mods[-1] in ("f32", "f64") and \
+                not any(m in dec.ROUND_F for m in ins.mods):
+            if any(getattr(o, "name", None) in muls for o in ins.operands[1:]):
+                out.append((ins.index, ins.text, ins.loc.line if ins.loc else None))
+    return out
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+class Launch:
+    """The state of one launch. Decoded ops call back into it for memory and synchronisation."""
+
+    def __init__(self, module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool,
+                 max_steps: int, racy_loads: Optional[set] = None) -> None:
+        self.module, self.fn = module, fn
+        self.grid, self.block = grid, block
+        self.B = block[0] * block[1] * block[2]
+        self.Wc = (self.B + 31) // 32
+        self.TPC = self.Wc * 32
+        self.ncta = grid[0] * grid[1] * grid[2]
+        self.T = self.ncta * self.TPC
+        self.n_warps = self.T // 32
+        if self.T > 1 << 24:
+            raise MachineError(f"grid {grid} x block {block} has {self.ncta * self.B} threads; the machine "
+                               f"runs at most {1 << 24}")
+        self.trace_on = trace
+        self.max_steps = max_steps
+        self.racy_loads = racy_loads if racy_loads is not None else set()
+        self.new_racy: set = set()
+        self.racy_by_pc: dict[int, np.ndarray] = {}
+        for t_, p_ in self.racy_loads:
+            self.racy_by_pc.setdefault(p_, []).append(t_)
+        self.racy_by_pc = {k: np.array(v, np.int64) for k, v in self.racy_by_pc.items()}
+        self.deadlocked = False
+        self.steps = 0
+        self.findings: dict[tuple, Finding] = {}
+        self.order: list[tuple] = []
+        tid = np.arange(self.T, dtype=np.int64)
+        self.local = tid % self.TPC
+        self.exists = self.local < self.B
+        self.status = np.where(self.exists, RUN, EXIT).astype(np.int8)
+        self.pc = np.zeros(self.T, np.int64)
+        self.tainted = np.zeros(self.T, bool)
+        self.any_tainted = False
+        self._special: dict[str, np.ndarray] = {}
+        # registers: raw bits per thread + defined
+        self.R: dict[str, np.ndarray] = {}
+        self.D: dict[str, np.ndarray] = {}
+        for name, t in fn.regs.items():
+            self.R[name] = np.zeros(self.T, dec.storage_dtype(t))
+            self.D[name] = np.zeros(self.T, bool)
+        self._layout(args, shared_mem)
+        # synchronisation state
+        self.bar_id = np.zeros(self.T, np.int64)
+        self.bar_cnt = np.full(self.T, -1, np.int64)
+        self.bar_pred = np.zeros(self.T, bool)
+        self.bar_pred_def = np.ones(self.T, bool)
+        self.ws_key = np.full(self.T, -1, np.int64)
+        self.ws_mask = np.zeros(self.T, np.int64)
+        self.ws_mdef = np.ones(self.T, bool)
+        self.key_ids: dict[str, int] = {}
+        self.bepoch = np.zeros(self.ncta, np.int32)
+        self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
+        self.rel = np.zeros(self.ncta, np.int32)
+        self.acq: Optional[np.ndarray] = None         # (ncta, ncta) acquired release stamps
+        self.t_fence: dict[int, int] = {}
+        self.pending: dict[int, np.ndarray] = {}
+        self.syncvars: dict[tuple, np.ndarray] = {}
+        # counters
+        n_ins = len(fn.instrs)
+        self.ci = {k: np.zeros(n_ins, np.int64) for k in ("issued", "active_lanes", "predicated_on", "shared_requests",
+                                                         "shared_wavefronts", "global_requests", "global_sectors",
+                                                         "barriers")}
+        self.cw = {k: np.zeros(self.n_warps, np.int64) for k in self.ci}
+        self.events: list = []
+        self.ws_events: list = []
+        self.ops = [m(self) for m in _prepared(fn)]
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _layout(self, args, shared_mem: int) -> None:
+        fn, module = self.fn, self.module
+        if len(args) != len(fn.params):
+            raise ValueError(f"args must have one value per kernel parameter ({len(fn.params)}: "
+                             f"{[p.type for p in fn.params]}); got {len(args)}")
+        self.syms: dict[str, tuple[str, int]] = {}
+        gl = mem.GlobalLayout()
+        self.arg_allocs: list[Optional[mem.Allocation]] = []
+        self.args = args
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                if not a.flags.c_contiguous:
+                    raise ValueError(f"args[{i}] must be a C-contiguous NumPy array (use np.ascontiguousarray)")
+                self.arg_allocs.append(gl.add(f"argument {i}", a.nbytes, mem.array_offset(a), arg=i))
+            else:
+                self.arg_allocs.append(None)
+        var_allocs = []
+        for v in module.vars:
+            if v.space == "global":
+                var_allocs.append((v, gl.add(v.name, v.size)))
+        self.glayout = gl
+        self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
+        for a, al in zip(args, self.arg_allocs):
+            if al is not None and al.nbytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = np.frombuffer(a.tobytes(), np.uint8)
+        for v, al in var_allocs:
+            self.syms[v.name] = ("global", al.base)
+            if v.init:
+                self.gspace.data[al.start:al.start + al.nbytes] = _init_bytes(v)
+        self.gtab = gl.tables()
+        # param space
+        off = 0
+        pbytes = bytearray()
+        for i, (p, a) in enumerate(zip(fn.params, args)):
+            off = _align(off, p.align)
+            pbytes.extend(b"\0" * (off - len(pbytes)))
+            pbytes.extend(_param_bytes(i, p, a, self.arg_allocs[i]))
+            self.syms[p.name] = ("param", off)
+            off += p.size
+        self.pspace = mem.Space("param", len(pbytes), defined=True, track_written=False, races=False)
+        self.pspace.data[:len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
+        # const space
+        off = 0
+        cvars = [v for v in module.vars if v.space == "const"]
+        for v in cvars:
+            off = _align(off, v.align)
+            self.syms[v.name] = ("const", off)
+            off += v.size
+        self.cspace = mem.Space("const", off, defined=True, track_written=False, races=False)
+        for v in cvars:
+            if v.init:
+                o = self.syms[v.name][1]
+                self.cspace.data[o:o + v.size] = _init_bytes(v)
+        # shared: static variables, then the dynamic (extern) area
+        off = 0
+        self.shared_vars: list[tuple[int, int, str, str]] = []
+        externs = []
+        for v in [*module.vars, *fn.vars]:
+            if v.space != "shared":
+                continue
+            if v.extern or v.count == 0:
+                externs.append(v)
+                continue
+            off = _align(off, v.align)
+            self.syms[v.name] = ("shared", off)
+            self.shared_vars.append((off, v.size, v.name, v.type))
+            off += v.size
+        dyn = _align(off, max([16] + [v.align for v in externs]))
+        for v in externs:
+            self.syms[v.name] = ("shared", dyn)
+            self.shared_vars.append((dyn, shared_mem, v.name, v.type))
+        self.S_total = dyn + shared_mem if externs else off + shared_mem
+        self.dyn_base = dyn if externs else off
+        if self.S_total > 228 * 1024:
+            raise ValueError(f"shared_mem: {self.S_total} bytes of shared memory per block exceed the 227 KiB "
+                             f"an sm_90 block may have")
+        self.S_stride = _align(max(self.S_total, 4), 256)
+        self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
+        # local
+        off = 0
+        for v in fn.vars:
+            if v.space == "local":
+                off = _align(off, v.align)
+                self.syms[v.name] = ("local", off)
+                off += v.size
+        self.L_total = off
+        self.L_stride = _align(max(off, 4), 16)
+        self.lspace = mem.Space("local", self.T * self.L_stride if off else 16, defined=False, track_written=True,
+                                races=False)
+
+    # -- services for decoded ops -------------------------------------------------------------
+
+    def special(self, name: str) -> np.ndarray:
+        if name in self._special:
+            return self._special[name]
+        loc = self.local
+        bx, by, bz = self.block
+        gx, gy, gz = self.grid
+        cta = np.arange(self.T, dtype=np.int64) // self.TPC
+        lane = np.arange(self.T, dtype=np.int64) & 31
+        base = name.split(".")[0]
+        comp = name.split(".")[1] if "." in name else None
+        k = {"x": 0, "y": 1, "z": 2}.get(comp, 0)
+        if base == "%tid":
+            v = [loc % bx, (loc // bx) % by, loc // (bx * by)][k]
+        elif base == "%ntid":
+            v = np.full(self.T, self.block[k])
+        elif base == "%ctaid":
+            v = [cta % gx, (cta // gx) % gy, cta // (gx * gy)][k]
+        elif base == "%nctaid":
+            v = np.full(self.T, self.grid[k])
+        elif base == "%laneid":
+            v = lane
+        elif base == "%warpid":
+            v = loc >> 5
+        elif base == "%nwarpid":
+            v = np.full(self.T, self.Wc)
+        elif base.startswith("%lanemask_"):
+            kind = base[len("%lanemask_"):]
+            one = np.uint64(1) << lane.astype(np.uint64)
+            v = {"eq": one, "lt": one - np.uint64(1), "le": (one << np.uint64(1)) - np.uint64(1),
+                 "gt": ~((one << np.uint64(1)) - np.uint64(1)), "ge": ~(one - np.uint64(1))}[kind]
+            v = (v & np.uint64(0xFFFFFFFF))
+        elif base in ("%smid", "%gridid"):
+            v = np.zeros(self.T)
+        elif base == "%nsmid":
+            v = np.ones(self.T)
+        elif base == "%dynamic_smem_size":
+            v = np.full(self.T, self.S_total - self.dyn_base)
+        elif base == "%total_smem_size":
+            v = np.full(self.T, self.S_total)
+        else:
+            raise dec.Unsupported(f"special register {name}")
+        arr = np.asarray(v).astype(np.uint32)
+        self._special[name] = arr
+        return arr
+
+    def symbol_address(self, name: str) -> int:
+        if name not in self.syms:
+            raise dec.Unsupported(f"unknown symbol {name}")
+        return self.syms[name][1]
+
+    def window(self, space: str) -> int:
+        return {"global": 0, "shared": mem.SHARED_WINDOW, "local": mem.LOCAL_WINDOW, "const": mem.CONST_WINDOW,
+                "param": mem.PARAM_WINDOW}[space]
+
+    def address_reader(self, a):
+        if a.base is None:
+            v = np.uint64(a.offset & (2**64 - 1))
+            return lambda G: (v, True)
+        if a.base_is_reg:
+            r = dec.reader(self, dec.Reg(a.base), "u64") if self.R[a.base].dtype.itemsize == 8 else \
+                dec.reader(self, dec.Reg(a.base), "u32")
+            off = a.offset
+
+            def read(G):
+                v, d = r(G)
+                return np.asarray(v).astype(np.int64) + off, d
+            return read
+        v = np.int64(self.symbol_address(a.base) + a.offset)
+        return lambda G: (v, True)
+
+    # -- findings -------------------------------------------------------------------------------
+
+    def thread_desc(self, t: int) -> tuple:
+        cta, loc = int(t) // self.TPC, int(t) % self.TPC
+        bx, by, _ = self.block
+        gx, gy, _ = self.grid
+        return ((cta % gx, (cta // gx) % gy, cta // (gx * gy)), (loc % bx, (loc // bx) % by, loc // (bx * by)))
+
+    def add_finding(self, kind: str, pc: int, message: str, threads=(), count: int = 1, other_pc: Optional[int] = None,
+                    key_extra=(), **detail) -> None:
+        key = (kind, pc, other_pc, key_extra)
+        f = self.findings.get(key)
+        if f is not None:
+            f.count += count
+            return
+        ins = self.fn.instrs[pc]
+        loc = ins.loc
+        f = Finding(kind=kind, message=message, threads=tuple(self.thread_desc(t) for t in threads),
+                    instruction=ins.text, line=loc.line if loc else None, file=loc.file if loc else None, loc=loc,
+                    count=count, detail=detail)
+        if other_pc is not None:
+            o = self.fn.instrs[other_pc]
+            f.other_instruction, f.other_loc = o.text, o.loc
+            f.other_line, f.other_file = (o.loc.line, o.loc.file) if o.loc else (None, None)
+        self.findings[key] = f
+        self.order.append(key)
+
+    def where(self, pc: int) -> str:
+        loc = self.fn.instrs[pc].loc
+        return f"line {loc.line}" if loc else f"PTX instruction {pc}"
+
+    def taint(self, G: Group, bad: np.ndarray) -> None:
+        if np.any(bad):
+            self.tainted[G.idx[bad]] = True
+            self.any_tainted = True
+
+    # -- memory ---------------------------------------------------------------------------------
+
+    def _resolve(self, G: Group, ins, space: Optional[str], addr, adef, nbytes: int, what: str):
+        """Yield (Space, positions in G, flat byte indices, state-space addresses) for valid accesses."""
+        n = G.n
+        addr = np.broadcast_to(np.asarray(addr).astype(np.int64), (n,))
+        valid = np.ones(n, bool)
+        if adef is not True:
+            bad = ~np.broadcast_to(adef, (n,))
+            if bad.any():
+                self.taint(G, bad)
+                self.add_finding("uninitialized", ins.index, f"{what} at an address computed from an undefined value",
+                                 threads=G.idx[bad][:2], count=int(bad.sum()))
+                valid &= ~bad
+        if space is None:
+            seg = addr >> mem.SEG_SHIFT
+            cls = np.where(seg == mem.SHARED_WINDOW >> mem.SEG_SHIFT, 1,
+                           np.where(seg == mem.LOCAL_WINDOW >> mem.SEG_SHIFT, 2,
+                                    np.where(seg == mem.CONST_WINDOW >> mem.SEG_SHIFT, 3,
+                                             np.where(seg == mem.PARAM_WINDOW >> mem.SEG_SHIFT, 4, 0))))
+            names = ("global", "shared", "local", "const", "param")
+            windows = (0, mem.SHARED_WINDOW, mem.LOCAL_WINDOW, mem.CONST_WINDOW, mem.PARAM_WINDOW)
+        else:
+            cls = None
+        mis = (addr % nbytes) != 0
+        if mis.any() and valid[mis].any():
+            m = mis & valid
+            self.add_finding("misaligned", ins.index,
+                             f"{what} of {nbytes} bytes at an address that is not a multiple of {nbytes} "
+                             f"(PTX requires natural alignment; the hardware raises 'misaligned address')",
+                             threads=G.idx[m][:2], count=int(m.sum()), address=int(addr[m][0]))
+            valid &= ~mis
+        spaces = [space] if space is not None else [names[c] for c in np.unique(cls[valid])] if valid.any() else []
+        for sp in spaces:
+            if cls is None:
+                pos = np.flatnonzero(valid)
+                a = addr[pos]
+            else:
+                c = names.index(sp)
+                pos = np.flatnonzero(valid & (cls == c))
+                a = addr[pos] - windows[c]
+            if pos.size == 0:
+                continue
+            tids = G.idx[pos]
+            if sp == "global":
+                seg = (a >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
+                base, size, start = self.gtab
+                known = (seg >= 0) & (seg < len(self.glayout.allocs))
+                segc = np.where(known, seg, 0)
+                off = a - base[segc]
+                ok = known & (off >= 0) & (off + nbytes <= size[segc])
+                flat = start[segc] + off
+                obj = self.gspace
+            elif sp == "shared":
+                ok = (a >= 0) & (a + nbytes <= self.S_total)
+                flat = (tids // self.TPC) * self.S_stride + a
+                obj = self.sspace
+            elif sp == "local":
+                ok = (a >= 0) & (a + nbytes <= self.L_total)
+                flat = tids * self.L_stride + a
+                obj = self.lspace
+            elif sp == "param":
+                ok = (a >= 0) & (a + nbytes <= self.pspace.size)
+                flat = a
+                obj = self.pspace
+            else:
+                ok = (a >= 0) & (a + nbytes <= self.cspace.size)
+                flat = a
+                obj = self.cspace
+            if not ok.all():
+                bad = ~ok
+                self.add_finding("out_of_bounds", ins.index, self._oob_message(what, sp, a[bad][0], nbytes),
+                                 threads=tids[bad][:2], count=int(bad.sum()), key_extra=(sp,), space=sp,
+                                 address=int(a[bad][0]))
+                pos, flat, a = pos[ok], flat[ok], a[ok]
+            if pos.size:
+                yield obj, pos, flat, a
+
+    def _oob_message(self, what: str, sp: str, a: int, nbytes: int) -> str:
+        if sp == "global":
+            al = self.glayout.find(int(a))
+            if al is None:
+                return f"{what} of {nbytes} bytes at an address that belongs to no allocation"
+            off = int(a) - al.base
+            return (f"{what} of {nbytes} bytes at byte offset {off} of {al.name} ({al.nbytes} bytes): "
+                    f"out of bounds")
+        if sp == "shared":
+            return (f"{what} of {nbytes} bytes at shared offset {int(a)}, past the block's {self.S_total} bytes of "
+                    f"shared memory")
+        return f"{what} of {nbytes} bytes at {sp} offset {int(a)}: out of bounds"
+
+    def _describe(self, sp: str, a: int) -> str:
+        if sp == "shared":
+            for off, size, name, t in self.shared_vars:
+                if off <= a < off + max(size, 1):
+                    es = type_size(t) if t in dec.NP else 1
+                    return f"shared {name.split('E')[-1] if name.startswith('_Z') else name} byte {a - off}"
+            return f"shared offset {a}"
+        al = self.glayout.find(int(a))
+        return f"{al.name} byte {int(a) - al.base}" if al else f"address {a:#x}"
+
+    def _record(self, tids: np.ndarray, pc: int, bm) -> np.ndarray:
+        cta = tids // self.TPC
+        rec = np.empty((tids.size, NREC), np.int32)
+        rec[:, TID] = tids
+        rec[:, PC] = pc
+        rec[:, EP] = self.bepoch[cta]
+        rec[:, CLK] = self.vc[tids >> 5, tids & 31, tids & 31] if self.vc is not None else 0
+        rec[:, REL] = self.rel[cta]
+        rec[:, BYTES] = bm
+        return rec
+
+    def _ordered(self, rec: np.ndarray, tids: np.ndarray) -> np.ndarray:
+        rt = rec[:, TID].astype(np.int64)
+        o = rt == tids
+        cta_r, cta_t = rt // self.TPC, tids // self.TPC
+        same_cta = cta_r == cta_t
+        o |= same_cta & (self.bepoch[cta_t] > rec[:, EP])
+        if self.vc is not None:
+            sw = ~o & ((rt >> 5) == (tids >> 5)) & (rt >= 0)
+            if sw.any():
+                o[sw] = self.vc[tids[sw] >> 5, tids[sw] & 31, rt[sw] & 31] > rec[sw, CLK]
+        if self.acq is not None:
+            xc = ~o & ~same_cta & (rt >= 0)
+            if xc.any():
+                o[xc] = self.acq[cta_t[xc], cta_r[xc]] > rec[xc, REL]
+        return o
+
+    def _words(self, flat: np.ndarray, nbytes: int):
+        nw = max(1, nbytes // 4)
+        w0 = flat // 4
+        if nbytes < 4:
+            bm = ((1 << nbytes) - 1) << (flat % 4)
+        else:
+            bm = np.full(flat.size, 0xF)
+        if nw == 1:
+            return w0, bm, np.arange(flat.size)
+        words = (w0[:, None] + np.arange(nw)).ravel()
+        return words, np.repeat(bm, nw), np.repeat(np.arange(flat.size), nw)
+
+    def _race(self, sp: mem.Space, G: Group, ins, pos, flat, nbytes: int, hazard: str, rec_tids, recs, live, what):
+        """Report live conflicting records as races (aggregated by the two PCs)."""
+        if not live.any():
+            return
+        i = np.flatnonzero(live)
+        other_pcs = recs[i, PC]
+        for opc in np.unique(other_pcs):
+            j = i[other_pcs == opc]
+            t_later, t_earlier = int(rec_tids[j[0]]), int(recs[j[0], TID])
+            spn = "shared" if sp is self.sspace else "global"
+            first = {"RAW": "wrote", "WAR": "read", "WAW": "wrote"}[hazard]
+            second = {"RAW": "read", "WAR": "wrote", "WAW": "wrote"}[hazard]
+            fence = "__syncwarp() or __syncthreads()" if spn == "shared" else "__syncthreads(), or a fence and an atomic"
+            msg = (f"{hazard} race on {spn} memory: thread {self._tdesc(t_earlier)} {first} it at "
+                   f"{self.where(int(opc))}, thread {self._tdesc(t_later)} {second} it at {self.where(ins.index)}, "
+                   f"with nothing ordering the two ({fence} would)")
+            self.add_finding("race", ins.index, msg, threads=(t_earlier, t_later), count=int(j.size),
+                             other_pc=int(opc), key_extra=(hazard, spn), hazard=hazard, space=spn)
+
+    def _tdesc(self, t: int) -> str:
+        b, th = self.thread_desc(t)
+        bs = f"({b[0]},{b[1]},{b[2]})" if self.ncta > 1 else ""
+        ts = f"({th[0]},{th[1]},{th[2]})" if self.block[1] * self.block[2] > 1 else f"{th[0]}"
+        return f"{ts} of block {bs}" if bs else ts
+
+    def _counters_mem(self, sp, G: Group, ins, pos, flat, a, nbytes: int) -> None:
+        tids = G.idx[pos]
+        warps = tids >> 5
+        if sp is self.sspace:
+            words, _, idx = self._words(flat, nbytes)
+            w = warps[idx]
+            key = np.unique(w * BIG + words)
+            uw, ub = key // BIG, (key % BIG) % 32
+            cnt = np.bincount((uw - uw.min()) * 32 + ub)
+            per = cnt.reshape(-1, 32).max(axis=1) if cnt.size % 32 == 0 else \
+                np.pad(cnt, (0, (-cnt.size) % 32)).reshape(-1, 32).max(axis=1)
+            wl = np.arange(per.size) + uw.min()
+            hit = per > 0
+            self.cw["shared_requests"][wl[hit]] += 1
+            self.cw["shared_wavefronts"][wl[hit]] += per[hit]
+            self.ci["shared_requests"][ins.index] += int(hit.sum())
+            self.ci["shared_wavefronts"][ins.index] += int(per.sum())
+        elif sp is self.gspace:
+            first = flat // 32
+            last = (flat + nbytes - 1) // 32
+            secs = np.unique(np.r_[warps * BIG + first, warps * BIG + last])
+            uw = secs // BIG
+            ws, c = np.unique(uw, return_counts=True)
+            self.cw["global_requests"][ws] += 1
+            self.cw["global_sectors"][ws] += c
+            self.ci["global_requests"][ins.index] += ws.size
+            self.ci["global_sectors"][ins.index] += int(c.sum())
+
+    def load(self, G: Group, ins, space, addr, adef, t: str, vec: int, read_only: bool = False):
+        es = type_size(t)
+        nbytes = es * vec
+        dt = np.dtype(dec.NP[t])
+        vals = np.zeros((G.n, vec), dt)
+        dfn = np.zeros((G.n, vec), bool)
+        for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
+            idx = (flat // es)[:, None] + np.arange(vec)
+            raw = sp.data.view(dec.UINT[es])[idx]
+            vals[pos] = raw.view(dt)
+            d = sp.defined.view(dec.UINT[es])[idx] == ONES[es]
+            if sp.written is not None:
+                wr = sp.written.view(dec.UINT[es])[idx] == ONES[es]
+                if not wr.all():
+                    bad = ~wr.all(axis=1)
+                    self.add_finding("uninitialized", ins.index,
+                                     f"read of {sp.name} memory that no thread has written "
+                                     f"({self._describe(sp.name, int(a[bad][0]))}): its value is undefined",
+                                     threads=G.idx[pos[bad]][:2], count=int(bad.sum()), space=sp.name)
+            if sp.W is not None:
+                tids = G.idx[pos]
+                words, bm, eidx = self._words(flat, nbytes)
+                wt = tids[eidx]
+                W = sp.W[words]
+                live = (W[:, TID] >= 0) & ((W[:, BYTES] & bm) != 0)
+                if live.any():
+                    live &= ~self._ordered(W, wt)
+                    self._race(sp, G, ins, pos, flat, nbytes, "RAW", wt, W, live, "read")
+                    changed = live & sp.w_chg[words]
+                    if changed.any():
+                        badel = np.zeros(pos.size, bool)
+                        badel[eidx[changed]] = True
+                        d &= ~badel[:, None]
+                if ins.index in self.racy_by_pc:
+                    mark = np.isin(tids, self.racy_by_pc[ins.index])
+                    if mark.any():
+                        d &= ~mark[:, None]
+                if not read_only:
+                    rec = self._record(wt, ins.index, bm)
+                    R1 = sp.R1[words]
+                    shift = R1[:, TID] != wt
+                    sp.R2[words[shift]] = R1[shift]
+                    sp.R1[words] = rec
+                    m = words.size
+                    sp.scratch[words] = np.arange(m)
+                    dup = sp.scratch[words] != np.arange(m)
+                    if dup.any():
+                        sp.R2[words[dup]] = rec[dup]
+            dfn[pos] = d
+            self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+        return vals, dfn
+
+    def store(self, G: Group, ins, space, addr, adef, t: str, vec: int, vals: np.ndarray, defs: np.ndarray) -> None:
+        es = type_size(t)
+        nbytes = es * vec
+        if self.any_tainted:
+            defs = defs & ~self.tainted[G.idx][:, None]
+        for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
+            idx = (flat // es)[:, None] + np.arange(vec)
+            view = sp.data.view(dec.UINT[es])
+            new = vals[pos].view(dec.UINT[es])
+            d = defs[pos].copy()
+            if sp.W is not None:
+                old = view[idx]
+                chg_el = (old != new).any(axis=1)
+                tids = G.idx[pos]
+                words, bm, eidx = self._words(flat, nbytes)
+                wt = tids[eidx]
+                chg = chg_el[eidx]
+                W = sp.W[words]
+                live = (W[:, TID] >= 0) & ((W[:, BYTES] & bm) != 0)
+                if live.any():
+                    live &= ~self._ordered(W, wt)
+                    self._race(sp, G, ins, pos, flat, nbytes, "WAW", wt, W, live, "write")
+                    lost = np.zeros(pos.size, bool)
+                    lost[eidx[live & chg]] = True
+                    d &= ~lost[:, None]
+                for R in (sp.R1, sp.R2):
+                    Rr = R[words]
+                    lr = (Rr[:, TID] >= 0) & ((Rr[:, BYTES] & bm) != 0)
+                    if lr.any():
+                        lr &= ~self._ordered(Rr, wt)
+                        self._race(sp, G, ins, pos, flat, nbytes, "WAR", wt, Rr, lr, "write")
+                        hit = lr & chg
+                        for rt, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
+                            key = (int(rt), int(rpc))
+                            if key not in self.racy_loads:
+                                self.new_racy.add(key)
+                # two threads of this group writing the same bytes
+                keyw = (flat if nbytes < 4 else flat // 4)
+                m = keyw.size
+                sp.scratch[keyw] = np.arange(m)
+                last = sp.scratch[keyw]
+                dup = last != np.arange(m)
+                if dup.any():
+                    i = np.flatnonzero(dup)
+                    fake = np.zeros((i.size, NREC), np.int32)
+                    fake[:, TID] = tids[last[i]]
+                    fake[:, PC] = ins.index
+                    self._race(sp, G, ins, pos, flat, nbytes, "WAW", tids[i], fake, np.ones(i.size, bool), "write")
+                    differ = (new[i] != new[last[i]]).any(axis=1)
+                    if differ.any():
+                        d[last[i][differ]] = False
+                rec = self._record(wt, ins.index, bm)
+                sp.W[words] = rec
+                sp.w_chg[words] = chg
+                sp.R1[words, TID] = -1
+                sp.R2[words, TID] = -1
+            view[idx] = new
+            dv = sp.defined.view(dec.UINT[es])
+            dv[idx] = np.where(d, ONES[es], 0).astype(dec.UINT[es])
+            if sp.written is not None:
+                sp.written.view(dec.UINT[es])[idx] = ONES[es]
+            self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+
+    def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
+        """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
+        es = type_size(t)
+        dt = np.dtype(dec.NP[t])
+        old = np.zeros(G.n, dt)
+        dold = np.zeros(G.n, bool)
+        bdef = np.broadcast_to(bdef, (G.n,)) if bdef is not True else np.ones(G.n, bool)
+        if self.any_tainted:
+            bdef = bdef & ~self.tainted[G.idx]
+        b = np.asarray(b, dt)
+        for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, es, "atomic"):
+            if sp is not self.gspace and sp is not self.sspace:
+                raise UnsupportedInstruction(ins.text, ins.loc, f"atomics on {sp.name} memory")
+            view = sp.data.view(dec.UINT[es])
+            dview = sp.defined.view(dec.UINT[es])
+            cta_of = G.idx[pos] // self.TPC
+            for j, (p, f) in enumerate(zip(pos, flat)):
+                k = int(f) // es
+                cur = view[k:k + 1].view(dt)[0]
+                cur_def = dview[k] == ONES[es]
+                new = _atomic_apply(op, dt, cur, b[p], None if c is None else np.asarray(c, dt)[p])
+                old[p], dold[p] = cur, cur_def
+                view[k:k + 1] = np.asarray([new], dt).view(dec.UINT[es])
+                dview[k] = ONES[es] if (cur_def or op in ("exch",)) and bdef[p] else 0
+                if sp.written is not None:
+                    sp.written.view(dec.UINT[es])[k] = ONES[es]
+                if sp is self.gspace:
+                    self._atomic_sync(int(G.idx[p]), int(cta_of[j]), ("g", int(f) // 4))
+            self._counters_mem(sp, G, ins, pos, flat, a, es)
+        return old, dold
+
+    def _atomic_sync(self, t: int, cta: int, key) -> None:
+        """Release/acquire through fences and atomics, per CTA (see the module docstring)."""
+        tf = self.t_fence.get(t, 0)
+        sv = self.syncvars.get(key)
+        if tf > 0:
+            if self.acq is None:
+                self.acq = np.zeros((self.ncta, self.ncta), np.int32)
+            vec = self.acq[cta].copy()
+            vec[cta] = max(vec[cta], tf)
+            sv = vec if sv is None else np.maximum(sv, vec)
+            self.syncvars[key] = sv
+        if sv is not None:
+            p = self.pending.get(t)
+            self.pending[t] = sv.copy() if p is None else np.maximum(p, sv)
+
+    def fence(self, G: Group, scope: str) -> None:
+        if scope == "cta":
+            return
+        ctas = G.idx // self.TPC
+        np.add.at(self.rel, ctas, 1)
+        for t, c in zip(G.idx.tolist(), ctas.tolist()):
+            self.t_fence[t] = int(self.rel[c])
+            p = self.pending.pop(t, None)
+            if p is not None:
+                if self.acq is None:
+                    self.acq = np.zeros((self.ncta, self.ncta), np.int32)
+                self.acq[c] = np.maximum(self.acq[c], p)
+
+    # -- warp-synchronous instructions ----------------------------------------------------------
+
+    def _key(self, s: str) -> int:
+        return self.key_ids.setdefault(s, len(self.key_ids))
+
+    def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
+        m, md = op.ws_mask(G)
+        m = np.broadcast_to(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, (G.n,))
+        idx = G.idx
+        self.status[idx] = WS
+        self.pc[idx] = p
+        self.ws_key[idx] = self._key(op.ws_key)
+        self.ws_mask[idx] = m
+        if md is True:
+            self.ws_mdef[idx] = True
+        else:
+            self.ws_mdef[idx] = md
+            self.taint(G, ~np.asarray(md))
+        w, _ = G.warps()
+        return self.ws_try(w)
+
+    def ws_try(self, warps: np.ndarray) -> np.ndarray:
+        st = self.status.reshape(-1, 32)[warps]
+        waiting = st == WS
+        has = waiting.any(axis=1)
+        if not has.any():
+            return np.zeros(0, np.int64)
+        warps, st, waiting = warps[has], st[has], waiting[has]
+        exited = st == EXIT
+        key = self.ws_key.reshape(-1, 32)[warps]
+        mask = self.ws_mask.reshape(-1, 32)[warps]
+        first = np.argmax(waiting, axis=1)[:, None]
+        k0 = np.take_along_axis(key, first, axis=1)
+        m0 = np.take_along_axis(mask, first, axis=1)
+        uniform = (waiting | exited).all(axis=1) & ((key == k0) | ~waiting).all(axis=1) & \
+            ((mask == m0) | ~waiting).all(axis=1)
+        complete = np.zeros(waiting.shape, bool)
+        complete[uniform] = waiting[uniform]
+        rest = ~uniform
+        if rest.any():
+            W_, K, M, E = waiting[rest], key[rest], mask[rest], exited[rest]
+            req = ((M[:, :, None] >> LANE) & 1).astype(bool)
+            same = W_[:, None, :] & (K[:, :, None] == K[:, None, :]) & (M[:, :, None] == M[:, None, :])
+            ok = (~req | E[:, None, :] | same).all(axis=2) & W_
+            complete[rest] = ok
+        if not complete.any():
+            return np.zeros(0, np.int64)
+        tids = (warps[:, None] * 32 + LANE)[complete]
+        self.ws_execute(tids)
+        return tids
+
+    def ws_execute(self, tids: np.ndarray, forced: bool = False) -> None:
+        keys = self.ws_key[tids]
+        for k in np.unique(keys):
+            tk = tids[keys == k]
+            pcs = self.pc[tk]
+            op0 = self.ops[int(pcs[0])]
+            warp = tk >> 5
+            lane = tk & 31
+            rowkey = warp * (np.int64(1) << 33) + self.ws_mask[tk]
+            urows, inv = np.unique(rowkey, return_inverse=True)
+            nr = urows.size
+            rmask = (urows & 0xFFFFFFFF).astype(np.uint32)
+            rwarp = urows >> 33
+            callers = np.zeros((nr, 32), bool)
+            callers[inv, lane] = True
+            mdef = np.ones(nr, bool)
+            np.logical_and.at(mdef, inv, self.ws_mdef[tk])
+            # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
+            named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+            selfless = callers & ~named
+            if selfless.any():
+                r, l = np.nonzero(selfless)
+                t0 = int(rwarp[r[0]] * 32 + l[0])
+                self.add_finding("undefined_shuffle", int(self.pc[t0]),
+                                 f"lane {l[0]} executes {op0.ws_key} with a member mask ({rmask[r[0]]:#010x}) that "
+                                 f"does not name it: undefined", threads=(t0,), count=int(selfless.sum()))
+            upcs = np.unique(pcs)
+            if op0.ws_compute is None:  # bar.warp.sync: ordering only
+                self._syncwarp_clocks(rwarp, callers)
+            else:
+                inputs = None
+                parts = []
+                for p in upcs:
+                    sel = pcs == p
+                    Gp = Group(tk[sel], self.T)
+                    vals = self.ops[int(p)].ws_read(Gp)
+                    if inputs is None:
+                        inputs = [(np.zeros((nr, 32), v.dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
+                    for (mv, md), (v, d) in zip(inputs, vals):
+                        mv[inv[sel], lane[sel]] = v
+                        md[inv[sel], lane[sel]] = d
+                    parts.append((p, sel, Gp))
+                try:
+                    outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
+                except BadOperand as exc:
+                    raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
+                for p, sel, Gp in parts:
+                    self.ops[int(p)].ws_write(Gp, [(ov[inv[sel], lane[sel]], od[inv[sel], lane[sel]]) for ov, od in outs])
+                if self.trace_on:
+                    self.ws_events.append((self.steps, op0.ws_key, upcs.tolist(), rwarp, callers, rmask,
+                                           outs, extra))
+            for p in upcs:
+                sel = pcs == p
+                self._count_ws(int(p), tk[sel])
+            self.status[tk] = RUN
+            self.pc[tk] = pcs + 1
+
+    def _count_ws(self, p: int, tk: np.ndarray) -> None:
+        w, c = np.unique(tk >> 5, return_counts=True)
+        self.ci["issued"][p] += w.size
+        self.ci["active_lanes"][p] += tk.size
+        self.ci["predicated_on"][p] += tk.size
+        self.cw["issued"][w] += 1
+        self.cw["active_lanes"][w] += c
+        self.cw["predicated_on"][w] += c
+        if self.trace_on:
+            masks = np.bincount(np.searchsorted(w, tk >> 5), weights=(np.int64(1) << (tk & 31)).astype(np.float64),
+                                minlength=w.size).astype(np.int64).astype(np.uint32)
+            self.events.append((self.steps, p, w, masks, masks))
+
+    def _syncwarp_clocks(self, rwarp: np.ndarray, callers: np.ndarray) -> None:
+        """bar.warp.sync orders the memory accesses of the lanes it synchronises (PTX ISA 9.7.12.2)."""
+        if self.vc is None:
+            self.vc = np.zeros((self.n_warps, 32, 32), np.int32)
+        order = np.argsort(rwarp, kind="stable")
+        done = np.zeros(rwarp.size, bool)
+        while not done.all():
+            # one row per warp per pass (two disjoint masks of one warp are applied one after the other)
+            pick = []
+            seen = set()
+            for r in order:
+                if not done[r] and int(rwarp[r]) not in seen:
+                    seen.add(int(rwarp[r]))
+                    pick.append(r)
+            pick = np.array(pick)
+            done[pick] = True
+            w, cs = rwarp[pick], callers[pick]
+            vc = self.vc[w]
+            diag = vc[:, LANE, LANE] + cs
+            vc[:, LANE, LANE] = diag
+            joined = np.where(cs[:, :, None], vc, -1).max(axis=1)
+            vc = np.where(cs[:, :, None], joined[:, None, :], vc)
+            self.vc[w] = vc
+
+    # -- barriers -------------------------------------------------------------------------------
+
+    def bar_arrive(self, G: Group, p: int, op) -> np.ndarray:
+        ids, idd = op.bar_id(G)
+        idx = G.idx
+        self.status[idx] = BAR
+        self.pc[idx] = p
+        self.bar_id[idx] = np.broadcast_to(np.asarray(ids).astype(np.int64), (G.n,))
+        if op.bar_count is not None:
+            cnt, cd = op.bar_count(G)
+            self.bar_cnt[idx] = np.broadcast_to(np.asarray(cnt).astype(np.int64), (G.n,))
+        else:
+            self.bar_cnt[idx] = -1
+        if op.bar_red is not None:
+            _, rc, _ = op.bar_red
+            v, d = rc(G)
+            self.bar_pred[idx] = v
+            self.bar_pred_def[idx] = d if d is not True else True
+        w, c = G.warps()
+        self.ci["barriers"][p] += w.size
+        self.cw["barriers"][w] += 1
+        return self.bar_try(np.unique(idx // self.TPC))
+
+    def bar_try(self, ctas: np.ndarray) -> np.ndarray:
+        st = self.status.reshape(self.ncta, self.TPC)[ctas]
+        waiting = st == BAR
+        has = waiting.any(axis=1)
+        if not has.any():
+            return np.zeros(0, np.int64)
+        alive = st != EXIT
+        bid = self.bar_id.reshape(self.ncta, self.TPC)[ctas]
+        bcnt = self.bar_cnt.reshape(self.ncta, self.TPC)[ctas]
+        allwait = (waiting == alive).all(axis=1) & has
+        idmin = np.where(waiting, bid, 1 << 40).min(axis=1)
+        idmax = np.where(waiting, bid, -1).max(axis=1)
+        cmax = np.where(waiting, bcnt, -2).max(axis=1)
+        simple = allwait & (idmin == idmax) & (cmax < 0)
+        release = np.zeros(waiting.shape, bool)
+        release[simple] = waiting[simple]
+        for r in np.flatnonzero(has & ~simple):
+            wr, al = waiting[r], alive[r]
+            for bidv in np.unique(bid[r][wr]):
+                sel = wr & (bid[r] == bidv)
+                cnt = int(bcnt[r][sel].max())
+                if cnt < 0:
+                    ok = sel.sum() == al.sum()
+                else:
+                    wsel, wal = sel.reshape(-1, 32), al.reshape(-1, 32)
+                    arrived = (wal.any(axis=1) & ((wsel | ~wal).all(axis=1)) & wsel.any(axis=1)).sum()
+                    ok = arrived * 32 >= cnt
+                if ok:
+                    release[r] |= sel
+        if not release.any():
+            return np.zeros(0, np.int64)
+        rel_ctas = ctas[release.any(axis=1)]
+        tids = (ctas[:, None] * self.TPC + np.arange(self.TPC))[release]
+        self.bepoch[rel_ctas] += 1
+        # divergent barrier: the lanes of one warp meet at different aligned barrier instructions
+        pcs = self.pc[tids]
+        warps = tids >> 5
+        if tids.size:
+            order = np.lexsort((pcs, warps))
+            wsorted, psorted = warps[order], pcs[order]
+            brk = np.flatnonzero((wsorted[1:] == wsorted[:-1]) & (psorted[1:] != psorted[:-1]))
+            for b_ in brk[:1]:
+                t1, t2 = int(tids[order][b_]), int(tids[order][b_ + 1])
+                if self.ops[int(self.pc[t1])].bar_aligned or self.ops[int(self.pc[t2])].bar_aligned:
+                    self.add_finding("divergent_barrier", int(self.pc[t2]),
+                                     f"the lanes of one warp reached different __syncthreads() / bar.sync "
+                                     f"instructions ({self.where(int(self.pc[t1]))} and {self.where(int(self.pc[t2]))}): "
+                                     f"bar.sync is an aligned barrier, so this is undefined",
+                                     threads=(t1, t2), count=int(brk.size), other_pc=int(self.pc[t1]))
+        # bar.red: the reduction over the threads the barrier released
+        for p in np.unique(pcs):
+            op = self.ops[int(p)]
+            if op.bar_red is None:
+                continue
+            kind, _, wd = op.bar_red
+            tp = tids[pcs == p]
+            cta = tp // self.TPC
+            for c in np.unique(cta):
+                tc = tp[cta == c]
+                pv, pdv = self.bar_pred[tc], self.bar_pred_def[tc].all()
+                res = {"popc": np.uint32(pv.sum()), "and": bool(pv.all()), "or": bool(pv.any())}[kind]
+                wd(Group(tc, self.T), np.full(tc.size, res), bool(pdv))
+        self.status[tids] = RUN
+        self.pc[tids] = pcs + 1
+        return tids
+
+    def on_exit(self, G: Group) -> None:
+        self.status[G.idx] = EXIT
+        ctas = np.unique(G.idx // self.TPC)
+        if (self.status.reshape(self.ncta, self.TPC)[ctas] == BAR).any():
+            self.bar_try(ctas)
+        w, _ = G.warps()
+        if (self.status.reshape(-1, 32)[w] == WS).any():
+            self.ws_try(w)
+
+    # -- the scheduler --------------------------------------------------------------------------
+
+    def _count(self, p: int, G: Group, on: Optional[Group]) -> None:
+        w, c = G.warps()
+        self.ci["issued"][p] += w.size
+        self.ci["active_lanes"][p] += G.n
+        self.cw["issued"][w] += 1
+        self.cw["active_lanes"][w] += c
+        if on is None or on.n == G.n:
+            self.ci["predicated_on"][p] += G.n
+            self.cw["predicated_on"][w] += c
+            pm = None
+        else:
+            self.ci["predicated_on"][p] += on.n
+            if on.n:
+                wo, co = on.warps()
+                self.cw["predicated_on"][wo] += co
+            pm = on
+        if self.trace_on:
+            masks = G.warp_masks()
+            if pm is None:
+                pmask = masks
+            else:
+                pmask = np.zeros(w.size, np.uint32)
+                if pm.n:
+                    wo, _ = pm.warps()
+                    pmask[np.searchsorted(w, wo)] = pm.warp_masks()
+            self.events.append((self.steps, p, w, masks, pmask))
+
+    def run(self) -> None:
+        T = self.T
+        ops = self.ops
+        while True:
+            runnable = np.flatnonzero(self.status == RUN)
+            if runnable.size == 0:
+                if (self.status == EXIT).all():
+                    return
+                if not self.resolve_stall():
+                    return
+                continue
+            pcs = self.pc[runnable]
+            p = int(pcs.min())
+            at = pcs == p
+            g = runnable if at.all() else runnable[at]
+            q = int(pcs[~at].min()) if not at.all() else 1 << 62
+            G = Group(g, T)
+            while True:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    raise MachineError(f"the launch ran more than {self.max_steps} scheduling steps "
+                                       f"(an endless loop?); raise max_steps if it is just long")
+                op = ops[p]
+                ins = op.instr
+                on = None
+                gv = None
+                if ins.guard is not None:
+                    gv = self.R[ins.guard][G.sel]
+                    gd = self.D[ins.guard][G.sel]
+                    if not gd.all():
+                        self.taint(G, ~gd)
+                    if ins.guard_negated:
+                        gv = ~gv
+                    if gv.all():
+                        gv = None
+                    else:
+                        on = G.sub(gv, T)
+                kind = op.kind
+                if kind != dec.WS:
+                    self._count(p, G, on)
+                act = G if on is None else on
+                if kind == dec.ALU or kind == dec.ATOM or kind == dec.FENCE:
+                    if act.n:
+                        op.run(act)
+                    p += 1
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind == dec.BRA:
+                    if act.n == G.n:
+                        p = op.target
+                    elif act.n == 0:
+                        p += 1
+                    else:
+                        self.pc[G.idx] = p + 1
+                        self.pc[act.idx] = op.target
+                        break
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind == dec.EXIT:
+                    if act.n:
+                        self.pc[act.idx] = p
+                        self.on_exit(act)
+                    if act.n == G.n:
+                        break
+                    if act.n:
+                        G = G.sub(~gv, T)
+                    p += 1
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind == dec.TRAP:
+                    if act.n:
+                        raise MachineError(f"the kernel executed `{ins.text}` (a trap, e.g. a failed assert) at "
+                                           f"{ins.loc.short() if ins.loc else 'PTX instruction ' + str(p)}")
+                    p += 1
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind in (dec.BAR, dec.WS):
+                    rest = None
+                    if act.n != G.n:
+                        rest = G.sub(~gv, T)
+                        self.pc[rest.idx] = p + 1
+                    released = np.zeros(0, np.int64)
+                    if act.n:
+                        released = self.bar_arrive(act, p, op) if kind == dec.BAR else self.ws_arrive(act, p, op)
+                    if rest is None and released.size == G.n and p + 1 < q and np.array_equal(released, G.idx):
+                        # everyone met at once: keep going as one group
+                        p += 1
+                        continue
+                    break
+                raise MachineError(f"unknown op kind {kind}")
+
+    def resolve_stall(self) -> bool:
+        """No thread can move. Force undefined warp-synchronous calls, or report a deadlock."""
+        ws_wait = np.flatnonzero(self.status == WS)
+        progressed = False
+        for w in np.unique(ws_wait >> 5):
+            lanes = w * 32 + LANE
+            st = self.status[lanes]
+            waiting = st == WS
+            if not waiting.any():
+                continue
+            wl = lanes[waiting]
+            t0 = wl[np.argmin(self.pc[wl])]
+            k, m = self.ws_key[t0], self.ws_mask[t0]
+            members = wl[(self.ws_key[wl] == k) & (self.ws_mask[wl] == m)]
+            named = lanes[((m >> LANE) & 1).astype(bool) & (st != EXIT)]
+            missing = np.setdiff1d(named, members)
+            if missing.size and (self.status[missing] == WS).all():
+                other = int(missing[0])
+                self.add_finding("undefined_shuffle", int(self.pc[t0]),
+                                 f"lanes named in the member mask ({int(m):#010x}) wait at a different "
+                                 f"warp-synchronous instruction ({self.where(int(self.pc[other]))}: "
+                                 f"{self.fn.instrs[int(self.pc[other])].text}); the call is undefined and its "
+                                 f"results from those lanes are undefined",
+                                 threads=(int(t0), other), count=int(missing.size), other_pc=int(self.pc[other]))
+                self.ws_execute(members, forced=True)
+                progressed = True
+        if progressed:
+            return True
+        self._deadlock()
+        return False
+
+    def _deadlock(self) -> None:
+        stuck = np.flatnonzero((self.status == BAR) | (self.status == WS))
+        t0 = int(stuck[0])
+        what = []
+        for s, name in ((BAR, "a barrier"), (WS, "a warp-synchronous instruction")):
+            ts = stuck[self.status[stuck] == s]
+            if ts.size:
+                what.append(f"{ts.size} thread(s) wait at {name} ({self.where(int(self.pc[ts[0]]))})")
+        # a warp part of which waits at a barrier while its other live lanes wait elsewhere
+        for w in np.unique(stuck >> 5):
+            lanes = w * 32 + LANE
+            st = self.status[lanes]
+            if (st == BAR).any() and ((st != BAR) & (st != EXIT)).any():
+                tb = int(lanes[st == BAR][0])
+                to = int(lanes[(st != BAR) & (st != EXIT)][0])
+                self.add_finding("divergent_barrier", int(self.pc[tb]),
+                                 f"only some lanes of a warp reached this barrier; lane {to & 31} waits at "
+                                 f"{self.where(int(self.pc[to]))}", threads=(tb, to), other_pc=int(self.pc[to]))
+                break
+        self.add_finding("deadlock", int(self.pc[t0]),
+                         "no thread can move: " + "; ".join(what) + ". On a GPU the launch would hang; "
+                         "every output is undefined", threads=(t0,), count=int(stuck.size))
+        self.gspace.defined[:] = False
+        self.deadlocked = True
+
+    # -- the report -----------------------------------------------------------------------------
+
+    def report(self) -> Report:
+        undefined = []
+        for a, al in zip(self.args, self.arg_allocs):
+            if al is None:
+                undefined.append(None)
+                continue
+            d = self.gspace.defined[al.start:al.start + al.nbytes]
+            its = a.itemsize if a.itemsize else 1
+            u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
+            undefined.append(u.reshape(a.shape))
+        rows = []
+        for i, ins in enumerate(self.fn.instrs):
+            if self.ci["issued"][i] == 0:
+                continue
+            r = {"pc": i, "ptx": ins.text, "line": ins.loc.line if ins.loc else None,
+                 "file": ins.loc.file if ins.loc else None}
+            r.update({k: int(v[i]) for k, v in self.ci.items()})
+            rows.append(r)
+        counters = Counters(per_warp={k: v[self._real_warps()] for k, v in self.cw.items()}, per_instruction=rows)
+        trace = None
+        if self.trace_on:
+            from .trace import MachineTrace
+            trace = MachineTrace(self)
+        return Report(issues=[self.findings[k] for k in self.order], undefined=undefined, counters=counters,
+                      trace=trace, fma_contractable=list(getattr(self.fn, "_contractable", [])), steps=self.steps)
+
+    def _real_warps(self) -> np.ndarray:
+        return np.arange(self.n_warps)
+
+    def copy_back(self) -> None:
+        for i, (a, al) in enumerate(zip(self.args, self.arg_allocs)):
+            if al is None or al.nbytes == 0:
+                continue
+            new = self.gspace.data[al.start:al.start + al.nbytes]
+            flat = a.reshape(-1).view(np.uint8)
+            if not a.flags.writeable:
+                if not np.array_equal(flat, new):
+                    raise ValueError(f"args[{i}] is a read-only array but the kernel wrote to it")
+                continue
+            flat[:] = new
+
+
+def _init_bytes(v) -> np.ndarray:
+    dt = dec.NP.get(v.type, np.uint8)
+    vals = [dec.imm_value(x, v.type if v.type in dec.NP else "b8") for x in v.init]
+    arr = np.zeros(v.count or 1, dt)
+    arr[:len(vals)] = vals
+    return arr.view(np.uint8)[:v.size]
+
+
+def _param_bytes(i: int, p, a, alloc) -> bytes:
+    size = p.size
+    if alloc is not None:
+        if size != 8:
+            raise ValueError(f"args[{i}]: a NumPy array is passed as a pointer, but kernel parameter {i} is a "
+                             f"{size}-byte .{p.type}")
+        return int(alloc.base).to_bytes(8, "little")
+    if p.count is not None or p.type == "b8":
+        b = a.tobytes() if hasattr(a, "tobytes") else bytes(a)
+        if len(b) != size:
+            raise ValueError(f"args[{i}]: kernel parameter {i} is a {size}-byte aggregate; got {len(b)} bytes")
+        return b
+    t = p.type
+    dt = np.dtype(dec.NP[t])
+    if isinstance(a, np.generic):
+        if a.dtype.itemsize != size or (a.dtype.kind == "f") != (dt.kind == "f"):
+            raise ValueError(f"args[{i}]: kernel parameter {i} is .{t} ({size} bytes); got NumPy {a.dtype} "
+                             f"({a.dtype.itemsize} bytes). Pass np.{'float32' if t == 'f32' else dt.name}(...)")
+        return a.tobytes()
+    if isinstance(a, (bool, int)) and dt.kind in "ui":
+        lo, hi = (-(1 << (8 * size - 1)), (1 << (8 * size)) - 1)
+        if not lo <= int(a) <= hi:
+            raise ValueError(f"args[{i}]: {a} does not fit kernel parameter {i} (.{t}, {size} bytes)")
+        return (int(a) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    if isinstance(a, float) and dt.kind == "f":
+        return dt.type(a).tobytes()
+    raise ValueError(f"args[{i}] must be a NumPy array (a device buffer) or a NumPy scalar matching kernel "
+                     f"parameter {i} (.{t}); got {type(a).__name__}")
+
+
+def _atomic_apply(op: str, dt, cur, b, c):
+    """The new value of one atomic read-modify-write (PTX ISA 9.7.12.5 atom)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if op == "add":
+            return dt.type(cur + b) if dt.kind == "f" else np.add(cur, b, dtype=dt)
+        if op == "min":
+            return np.fmin(cur, b) if dt.kind == "f" else min(cur, b)
+        if op == "max":
+            return np.fmax(cur, b) if dt.kind == "f" else max(cur, b)
+        if op == "inc":
+            return dt.type(0) if cur >= b else dt.type(cur + 1)
+        if op == "dec":
+            return b if (cur == 0 or cur > b) else dt.type(cur - 1)
+        if op == "and":
+            return np.bitwise_and(cur, b, dtype=dt)
+        if op == "or":
+            return np.bitwise_or(cur, b, dtype=dt)
+        if op == "xor":
+            return np.bitwise_xor(cur, b, dtype=dt)
+        if op == "exch":
+            return b
+        if op == "cas":
+            return c if cur == b else cur
+    raise ValueError(op)
+
+
+def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
+           max_steps: int = 2_000_000) -> Report:
+    """Run one launch; replay it once if a racing store changed what an earlier load had read."""
+    L = Launch(module, fn, grid, block, args, shared_mem, trace=trace, max_steps=max_steps)
+    L.run()
+    if L.new_racy:
+        L = Launch(module, fn, grid, block, args, shared_mem, trace=trace, max_steps=max_steps,
+                   racy_loads=set(L.new_racy))
+        L.run()
+    L.copy_back()
+    return L.report()

@@ -75,6 +75,22 @@ class RawModule:
         return Kernel(self, real)
 
 
+def kernel_module(name: str, name_expressions: Sequence[str] = (), defines: Sequence[str] = (),
+                  options: Sequence[str] = ()) -> RawModule:
+    """``kernels/NAME.cu`` as a machine :class:`RawModule` (``-std=c++17``, the include paths of
+    :func:`helpers.kernels.include_options`, ``-DNAME`` for each of ``defines``). Cached."""
+    return _kernel_module(name, tuple(name_expressions), tuple(defines), tuple(options))
+
+
+@functools.lru_cache(maxsize=128)
+def _kernel_module(name: str, name_expressions: tuple, defines: tuple, options: tuple) -> RawModule:
+    from .. import kernels
+
+    opts = ("-std=c++17", *(f"-D{d}" for d in defines), *options, *kernels.include_options(),
+            f"--filename={name}.cu")
+    return RawModule(code=kernels.source(name), options=opts, name_expressions=name_expressions)
+
+
 class Kernel:
     """One kernel of a :class:`RawModule`; call it to launch it on the machine."""
 
@@ -115,4 +131,4 @@ def _dims(what: str, v: Any) -> tuple[int, int, int]:
     return t  # type: ignore[return-value]
 
 
-__all__ = ["RawModule", "Kernel", "MachineError"]
+__all__ = ["RawModule", "Kernel", "MachineError", "kernel_module"]
