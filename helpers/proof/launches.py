@@ -254,8 +254,10 @@ def _ladder(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
         n = s.integer(block + 1, 3 * tile)
     resident = s.integer(1, 6)                           # grid-stride versions: any grid is correct
     grid = R.grid_size(version, n, block, resident_blocks=resident)
+    # the float4 versions read any float*: start the input 0..3 floats past a 16-byte boundary
+    offset = s.integer(0, 4) if R.uses_unroll(version) else 0
     return {"grid": (grid, 1, 1), "block": (block, 1, 1), "sizes": {"n": n, "grid": grid, "one": 1},
-            "scalars": {"n": n}}
+            "scalars": {"n": n}, "offset": offset}
 
 
 def _seed_ladder(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
@@ -298,7 +300,8 @@ def plan(file: str, expr: str, index: int, base_seed: int = 20261201) -> Launch:
     return Launch(id=f"{file}:{expr}#{index}", file=file, expr=expr, family=fam.name, seed=seed,
                   grid=tuple(shape["grid"]), block=tuple(shape["block"]), shared_mem=0,
                   sizes=dict(shape["sizes"]), scalars=dict(shape["scalars"]), flavour=flavour,
-                  value_type=value_type, extra={k: v for k, v in groups.items() if v is not None})
+                  value_type=value_type, extra={**{k: v for k, v in groups.items() if v is not None},
+                                                **({"offset": shape["offset"]} if shape.get("offset") else {})})
 
 
 def launches_per_instantiation(family: str) -> int:
@@ -411,6 +414,12 @@ def arguments(launch: Launch) -> list[Any]:
             a = np.zeros(n, dt)
         elif arg.fill == "ladder":
             a = _values(s, dt, n, launch.flavour)
+            off = int(launch.extra.get("offset", 0))
+            if off:   # a view starting `off` elements into its own allocation (x[off:] of a fresh array)
+                base = np.zeros(n + off, dt)
+                base[off:] = a
+                out.append(base[off:])
+                continue
         else:
             a = _values(s, dt, n, launch.flavour)
         out.append(np.ascontiguousarray(a, dtype=dt))

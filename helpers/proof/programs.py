@@ -313,10 +313,10 @@ class _Gen:
             return _Ctx(_hex(lanes), lanes, False, ctx.sync and lanes != 0, ctx.depth + 1)
 
         self.emit(f"if ({cond}) {{")
-        self.block(sub(set_, cond), self.s.integer(1, 4))
+        self.block(sub(set_, cond), self.s.integer(1, 3))
         if self.s.chance(0.6):
             self.emit("} else {")
-            self.block(sub(~set_ & FULL, cond), self.s.integer(1, 4))
+            self.block(sub(~set_ & FULL, cond), self.s.integer(1, 3))
         self.emit("}")
 
     def data_branch(self, ctx: _Ctx) -> None:
@@ -329,10 +329,10 @@ class _Gen:
         self.emit(f"const bool {p} = {self.pred()};")
         self.emit(f"const unsigned {m} = __ballot_sync({ctx.mask}, {p});")
         self.emit(f"if ({p}) {{")
-        self.block(_Ctx(m, None, False, True, ctx.depth + 1), self.s.integer(1, 4))
+        self.block(_Ctx(m, None, False, True, ctx.depth + 1), self.s.integer(1, 3))
         if self.s.chance(0.5):
             self.emit("} else {")
-            self.block(_Ctx(f"({ctx.mask} & ~{m})", None, False, True, ctx.depth + 1), self.s.integer(1, 3))
+            self.block(_Ctx(f"({ctx.mask} & ~{m})", None, False, True, ctx.depth + 1), self.s.integer(1, 2))
         self.emit("}")
         self.ind -= 1
         self.emit("}")
@@ -341,20 +341,20 @@ class _Gen:
         self.features.add("uniform_branch")
         cond = self.s.choice(("iin[0] & 1", "blockIdx.x == 0", "(iin[1] & 3) != 2", "gridDim.x > 1"))
         self.emit(f"if ({cond}) {{")
-        self.block(_Ctx(ctx.mask, ctx.lanes, ctx.uniform, ctx.sync, ctx.depth + 1), self.s.integer(1, 4))
+        self.block(_Ctx(ctx.mask, ctx.lanes, ctx.uniform, ctx.sync, ctx.depth + 1), self.s.integer(1, 3))
         if self.s.chance(0.5):
             self.emit("} else {")
-            self.block(_Ctx(ctx.mask, ctx.lanes, ctx.uniform, ctx.sync, ctx.depth + 1), self.s.integer(1, 3))
+            self.block(_Ctx(ctx.mask, ctx.lanes, ctx.uniform, ctx.sync, ctx.depth + 1), self.s.integer(1, 2))
         self.emit("}")
 
     def trip_loop(self, ctx: _Ctx) -> None:
         i = self.fresh("i")
         self.features.add("per_lane_loop")
-        trip = self.s.choice((f"((lane * 5 + {self.s.integer(0, 8)}) & 7)", "(b & 7)", "((a & 3) + (lane & 1))",
-                              "(lane % 5)"))
+        trip = self.s.choice((f"((lane * 5 + {self.s.integer(0, 8)}) & 3)", "(b & 3)", "((a & 1) + (lane & 1))",
+                              "(lane % 4)"))
         self.emit(f"for (int {i} = 0; {i} < {trip}; ++{i}) {{")
         inner = _Ctx(ctx.mask, ctx.lanes, False, False, ctx.depth + 1)
-        self.block(inner, self.s.integer(1, 3))
+        self.block(inner, self.s.integer(1, 2))
         self.emit("}")
         if ctx.sync:    # the warp-synchronous call after a loop whose lanes leave at different times
             self.pick([(3, self.shuffle), (1, self.vote), (1, self.redux), (1, self.syncwarp)])(ctx)
@@ -362,7 +362,7 @@ class _Gen:
     def uniform_loop(self, ctx: _Ctx) -> None:
         i = self.fresh("i")
         self.features.add("uniform_loop")
-        self.emit(f"for (int {i} = 0; {i} < {self.s.integer(2, 4)}; ++{i}) {{")
+        self.emit(f"for (int {i} = 0; {i} < 2; ++{i}) {{")
         self.block(_Ctx(ctx.mask, ctx.lanes, ctx.uniform, ctx.sync, ctx.depth + 1), self.s.integer(1, 3))
         self.emit("}")
 
@@ -563,7 +563,7 @@ class _Gen:
             self.features.add("early_exit")
             self.intent.add("exited_read")
             ctx = _Ctx("0xffffffffu", FULL, False)
-        n = s.integer(6, 14)
+        n = s.integer(4, 10)
         for _ in range(n):
             self.statement(ctx)
         if self.nt % 32 and self.features & {"shfl_idx", "shfl_up", "shfl_down", "shfl_xor"}:

@@ -59,10 +59,22 @@ def gpu_launch(fn: Any, grid: tuple[int, ...], block: tuple[int, ...], args: lis
         return [a.copy() if isinstance(a, np.ndarray) else None for a in args]
     import cupy
 
-    dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    dev = [_device(a) if isinstance(a, np.ndarray) else a for a in args]
     fn(tuple(grid), tuple(block), tuple(dev), shared_mem=shared_mem)
     cupy.cuda.runtime.deviceSynchronize()
     return [cupy.asnumpy(d) if isinstance(d, cupy.ndarray) else None for d in dev]
+
+
+def _device(a: np.ndarray) -> Any:
+    """``a`` on the GPU; a view ``base[k:]`` stays a view ``k`` elements into a copy of its base, so
+    its address has the same misalignment as on the host (the float4 kernels' head path)."""
+    import cupy
+
+    if isinstance(a.base, np.ndarray) and a.base.ndim == 1 and a.ndim == 1:
+        root = a.base
+        k = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
+        return cupy.asarray(root)[k:k + a.size]
+    return cupy.asarray(a)
 
 
 def run(spec: dict[str, Any], out: Path, say: Callable[[str], None] = print) -> int:
