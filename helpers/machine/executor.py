@@ -377,18 +377,23 @@ class Launch:
         ins = self.fn.instrs[pc]
         loc = ins.loc
         f = Finding(kind=kind, message=message, threads=tuple(self.thread_desc(t) for t in threads),
-                    instruction=ins.text, line=loc.line if loc else None, file=loc.file if loc else None, loc=loc,
+                    instruction=ins.text, line=loc.line if loc and loc.line else None, file=loc.file if loc else None,
+                    loc=loc,
                     count=count, detail=detail)
         if other_pc is not None:
             o = self.fn.instrs[other_pc]
             f.other_instruction, f.other_loc = o.text, o.loc
-            f.other_line, f.other_file = (o.loc.line, o.loc.file) if o.loc else (None, None)
+            f.other_line, f.other_file = (o.loc.line or None, o.loc.file) if o.loc else (None, None)
         self.findings[key] = f
         self.order.append(key)
 
     def where(self, pc: int) -> str:
         loc = self.fn.instrs[pc].loc
-        return f"line {loc.line}" if loc else f"PTX instruction {pc}"
+        if loc is None:
+            return f"PTX instruction {pc}"
+        if not loc.line:
+            return f"PTX instruction {pc} (the compiler merged it from several lines: no single source line)"
+        return f"line {loc.line}"
 
     def taint(self, G: Group, bad: np.ndarray) -> None:
         if np.any(bad):

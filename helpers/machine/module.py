@@ -63,13 +63,12 @@ class RawModule:
     @property
     def kernel_names(self) -> list[str]:
         """The (mangled) names of the module's ``.entry`` functions."""
-        return [n for n, f in self.module.functions.items() if f.is_entry]
+        return [n for n, e in self.module.functions.is_entry.items() if e]
 
     def get_function(self, name: str) -> "Kernel":
         """The kernel ``name``: a name expression given at construction, or a (mangled) entry name."""
         real = self.lowered.get(name, name)
-        fn = self.module.functions.get(real)
-        if fn is None or not fn.is_entry:
+        if not self.module.functions.is_entry.get(real, False):
             known = list(self.lowered) + [n for n in self.kernel_names if n not in self.lowered.values()]
             raise ValueError(f"name must be one of this module's kernels {known}; got {name!r}")
         return Kernel(self, real)

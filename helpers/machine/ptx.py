@@ -12,6 +12,7 @@ Nothing here executes anything: :mod:`helpers.machine.decode` turns :class:`Inst
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -76,7 +77,7 @@ class Loc:
 
     def short(self) -> str:
         name = self.file.rsplit("/", 1)[-1]
-        s = f"{name}:{self.line}"
+        s = f"{name}:{self.line}" if self.line else f"{name} (no single source line)"
         if self.inlined_at is not None:
             s += f" (inlined into {self.inlined_at.short()})"
         return s
@@ -144,6 +145,35 @@ class Function:
     reqntid: Optional[tuple[int, ...]] = None
 
 
+class Functions(Mapping):
+    """The module's functions by name, each parsed the first time it is asked for."""
+
+    def __init__(self, module: "Module") -> None:
+        self._module = module
+        self._text: dict[str, str] = {}
+        self._done: dict[str, Function] = {}
+        self.is_entry: dict[str, bool] = {}
+
+    def add_text(self, name: str, is_entry: bool, text: str) -> None:
+        self._text[name] = text
+        self.is_entry[name] = is_entry
+
+    def __getitem__(self, name: str) -> Function:
+        fn = self._done.get(name)
+        if fn is None:
+            if name not in self._text:
+                raise KeyError(name)
+            fn = _parse_function(self._text[name], self._module)
+            self._done[name] = fn
+        return fn
+
+    def __iter__(self):
+        return iter(self._text)
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+
 @dataclass
 class Module:
     version: str = ""
@@ -151,8 +181,10 @@ class Module:
     address_size: int = 64
     files: dict[int, str] = field(default_factory=dict)
     vars: list[Var] = field(default_factory=list)
-    functions: dict[str, Function] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)  # $L__info_string labels -> text
+
+    def __post_init__(self) -> None:
+        self.functions = Functions(self)
 
 
 class PtxSyntaxError(ValueError):
@@ -403,17 +435,67 @@ def _parse_loc(line: str, files: dict[int, str], strings: dict[str, str]) -> Loc
     return Loc(files.get(f, str(f)), l, c, fn, inl)
 
 
+_HEADER = re.compile(r"(?m)^[ \t]*(?:(?:\.visible|\.weak|\.extern)\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w\$]+)")
+
+
+_BRACES = re.compile(r"[{}]")
+
+
 def parse(text: str) -> Module:
-    """Parse a whole PTX module. Raises :class:`PtxSyntaxError` naming the statement it cannot read."""
+    """Parse a PTX module: its directives and variables now, each function when first asked for.
+
+    Raises :class:`PtxSyntaxError` naming the statement it cannot read.
+    """
     mod = Module()
-    items = list(_items(text))
-    # .file directives come at the end of NVRTC's output; the line table needs them first.
-    for kind, s in items:
-        if kind == "dir" and s.startswith(".file"):
-            m = re.match(r'\.file\s+(\d+)\s+"([^"]*)"', s)
-            if m:
-                mod.files[int(m.group(1))] = m.group(2)
-    _read_strings(items, mod)
+    text = _strip_comments(text)
+    for m in re.finditer(r'(?m)^\s*\.file\s+(\d+)\s+"([^"]*)"', text):
+        mod.files[int(m.group(1))] = m.group(2)
+    rest: list[str] = []
+    pos = 0
+    for m in _HEADER.finditer(text):
+        if m.start() < pos:
+            continue
+        j = m.end()
+        # the parameter list, then directives, then '{' (a body) or ';' (a prototype)
+        if text[j:j + 200].lstrip().startswith("("):
+            j = text.index(")", j) + 1
+        brace, semi = text.find("{", j), text.find(";", j)
+        rest.append(text[pos:m.start()])
+        if brace < 0 or (0 <= semi < brace):
+            pos = (semi if semi >= 0 else len(text) - 1) + 1
+            continue
+        j = brace
+        depth, k = 0, j
+        for b in _BRACES.finditer(text, j):
+            depth += 1 if b.group() == "{" else -1
+            if depth == 0:
+                k = b.start()
+                break
+        mod.functions.add_text(m.group(2), m.group(1) == "entry", text[m.start():k + 1])
+        pos = k + 1
+    rest.append(text[pos:])
+    remainder = "".join(rest)
+    sec = remainder.find(".section")
+    if sec >= 0:  # debug sections: only the inlined functions' names are read, and only when needed
+        mod._sections = remainder[sec:]
+        remainder = remainder[:sec]
+    _walk(list(_items(remainder)), mod)
+    return mod
+
+
+def _parse_function(text: str, mod: Module) -> Function:
+    if getattr(mod, "_sections", None):
+        _read_strings(list(_items(mod._sections)), mod)
+        mod._sections = None
+    out = _walk(list(_items(text)), mod)
+    if len(out) != 1:
+        raise PtxSyntaxError(f"expected one function in {text[:80]!r}")
+    return out[0]
+
+
+def _walk(items, mod: Module) -> list[Function]:
+    """The statement loop: module directives and variables, function headers and bodies."""
+    done: list[Function] = []
     raw_locs: list[tuple[Function, int, str]] = []
     fn: Optional[Function] = None
     depth = 0
@@ -452,7 +534,7 @@ def parse(text: str) -> Module:
                     dm = re.search(rf"\.{dname}\s+([\d\s,]+)", s)
                     if dm:
                         setattr(fn, dname, tuple(int(x) for x in dm.group(1).replace(",", " ").split()))
-                mod.functions[fn.name] = fn
+                done.append(fn)
                 depth = 1
                 scopes = [{}]
                 cur_loc = None
@@ -501,13 +583,14 @@ def parse(text: str) -> Module:
         if cur_loc is not None:
             raw_locs.append((fn, instr.index, cur_loc))
     for f, idx, line in raw_locs:
+        # line 0: code the compiler made from several lines (e.g. two stores merged into one)
         f.instrs[idx].loc = _parse_loc(line, mod.files, mod.strings)
-    for f in mod.functions.values():
+    for f in done:
         for ins in f.instrs:
             if ins.loc is not None and ins.loc.function in mod.strings:
                 ins.loc = Loc(ins.loc.file, ins.loc.line, ins.loc.column, mod.strings[ins.loc.function],
                               ins.loc.inlined_at)
-    return mod
+    return done
 
 
 def _read_strings(items, mod: Module) -> None:
