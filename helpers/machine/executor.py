@@ -74,10 +74,20 @@ class Group:
             w = self.idx >> 5
             if self.n == 0:
                 self._warps, self._counts = w, w
+            elif self.full or w[0] == w[-1] - self.n // 32 + 1 and self.n % 32 == 0 and \
+                    (self.n == 32 or (w[31::32] == w[::32]).all()):
+                self._warps = w[::32]  # whole warps in order
+                self._counts = np.full(self._warps.size, 32)
             else:
-                starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+                brk = np.empty(self.n, bool)
+                brk[0] = True
+                np.not_equal(w[1:], w[:-1], out=brk[1:])
+                starts = np.flatnonzero(brk)
                 self._warps = w[starts]
-                self._counts = np.diff(np.r_[starts, self.n])
+                ends = np.empty(starts.size, np.int64)
+                ends[:-1] = starts[1:]
+                ends[-1] = self.n
+                self._counts = ends - starts
         return self._warps, self._counts
 
     def warp_masks(self) -> np.ndarray:
@@ -129,8 +139,9 @@ def _align(x: int, a: int) -> int:
 class Launch:
     """The state of one launch. Decoded ops call back into it for memory and synchronisation."""
 
-    def __init__(self, module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool,
-                 max_steps: int, racy_loads: Optional[set] = None) -> None:
+    def __init__(self, module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> None:
+        """Geometry, registers and decoded ops for launches of ``fn`` with this shape; ``arrays`` says
+        which argument positions are arrays (their order fixes the global address of every variable)."""
         self.module, self.fn = module, fn
         self.grid, self.block = grid, block
         self.B = block[0] * block[1] * block[2]
@@ -142,34 +153,20 @@ class Launch:
         if self.T > 1 << 24:
             raise MachineError(f"grid {grid} x block {block} has {self.ncta * self.B} threads; the machine "
                                f"runs at most {1 << 24}")
-        self.trace_on = trace
-        self.max_steps = max_steps
-        self.racy_loads = racy_loads if racy_loads is not None else set()
-        self.new_racy: set = set()
-        self.racy_by_pc: dict[int, np.ndarray] = {}
-        for t_, p_ in self.racy_loads:
-            self.racy_by_pc.setdefault(p_, []).append(t_)
-        self.racy_by_pc = {k: np.array(v, np.int64) for k, v in self.racy_by_pc.items()}
-        self.deadlocked = False
-        self.steps = 0
-        self.findings: dict[tuple, Finding] = {}
-        self.order: list[tuple] = []
+        if len(arrays) != len(fn.params):
+            raise ValueError(f"args must have one value per kernel parameter ({len(fn.params)}: "
+                             f"{[p.type for p in fn.params]}); got {len(arrays)}")
+        self.arrays = arrays
         tid = np.arange(self.T, dtype=np.int64)
         self.local = tid % self.TPC
         self.exists = self.local < self.B
-        self.status = np.where(self.exists, RUN, EXIT).astype(np.int8)
-        self.pc = np.zeros(self.T, np.int64)
-        self.tainted = np.zeros(self.T, bool)
-        self.any_tainted = False
         self._special: dict[str, np.ndarray] = {}
-        # registers: raw bits per thread + defined
         self.R: dict[str, np.ndarray] = {}
         self.D: dict[str, np.ndarray] = {}
         for name, t in fn.regs.items():
             self.R[name] = np.zeros(self.T, dec.storage_dtype(t))
             self.D[name] = np.zeros(self.T, bool)
-        self._layout(args, shared_mem)
-        # synchronisation state
+        self._static_layout(shared_mem)
         self.bar_id = np.zeros(self.T, np.int64)
         self.bar_cnt = np.full(self.T, -1, np.int64)
         self.bar_pred = np.zeros(self.T, bool)
@@ -178,6 +175,42 @@ class Launch:
         self.ws_mask = np.zeros(self.T, np.int64)
         self.ws_mdef = np.ones(self.T, bool)
         self.key_ids: dict[str, int] = {}
+        self.status = np.zeros(self.T, np.int8)
+        self.pc = np.zeros(self.T, np.int64)
+        self.tainted = np.zeros(self.T, bool)
+        self.any_tainted = False
+        self.steps = 0
+        self.trace_on = False
+        self.ops = [m(self) for m in _prepared(fn)]
+        self.used = False
+
+    def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None) -> None:
+        """Reset every per-launch state and load the arguments."""
+        if self.used:
+            for name in self.R:
+                self.R[name].fill(0)
+                self.D[name].fill(False)
+        self.used = True
+        self.trace_on = trace
+        self.max_steps = max_steps
+        self.racy_loads = racy_loads if racy_loads is not None else set()
+        self.new_racy: set = set()
+        by_pc: dict[int, list] = {}
+        for t_, p_ in self.racy_loads:
+            by_pc.setdefault(p_, []).append(t_)
+        self.racy_by_pc = {k: np.array(v, np.int64) for k, v in by_pc.items()}
+        self.deadlocked = False
+        self.steps = 0
+        self.findings: dict[tuple, Finding] = {}
+        self.order: list[tuple] = []
+        self.status[:] = np.where(self.exists, RUN, EXIT)
+        self.pc.fill(0)
+        self.tainted.fill(False)
+        self.any_tainted = False
+        self.bar_cnt.fill(-1)
+        self.ws_key.fill(-1)
+        self.ws_mdef.fill(True)
+        self.bar_pred_def.fill(True)
         self.bepoch = np.zeros(self.ncta, np.int32)
         self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
         self.rel = np.zeros(self.ncta, np.int32)
@@ -185,60 +218,32 @@ class Launch:
         self.t_fence: dict[int, int] = {}
         self.pending: dict[int, np.ndarray] = {}
         self.syncvars: dict[tuple, np.ndarray] = {}
-        # counters
-        n_ins = len(fn.instrs)
+        n_ins = len(self.fn.instrs)
         self.ci = {k: np.zeros(n_ins, np.int64) for k in ("issued", "active_lanes", "predicated_on", "shared_requests",
                                                          "shared_wavefronts", "global_requests", "global_sectors",
                                                          "barriers")}
         self.cw = {k: np.zeros(self.n_warps, np.int64) for k in self.ci}
         self.events: list = []
         self.ws_events: list = []
-        self.ops = [m(self) for m in _prepared(fn)]
+        self._memory(args)
 
     # -- layout -------------------------------------------------------------------------------
 
-    def _layout(self, args, shared_mem: int) -> None:
+    def _static_layout(self, shared_mem: int) -> None:
+        """Where every variable and parameter lives (the same for every launch of this shape)."""
         fn, module = self.fn, self.module
-        if len(args) != len(fn.params):
-            raise ValueError(f"args must have one value per kernel parameter ({len(fn.params)}: "
-                             f"{[p.type for p in fn.params]}); got {len(args)}")
         self.syms: dict[str, tuple[str, int]] = {}
-        gl = mem.GlobalLayout()
-        self.arg_allocs: list[Optional[mem.Allocation]] = []
-        self.args = args
-        for i, a in enumerate(args):
-            if isinstance(a, np.ndarray):
-                if not a.flags.c_contiguous:
-                    raise ValueError(f"args[{i}] must be a C-contiguous NumPy array (use np.ascontiguousarray)")
-                self.arg_allocs.append(gl.add(f"argument {i}", a.nbytes, mem.array_offset(a), arg=i))
-            else:
-                self.arg_allocs.append(None)
-        var_allocs = []
-        for v in module.vars:
-            if v.space == "global":
-                var_allocs.append((v, gl.add(v.name, v.size)))
-        self.glayout = gl
-        self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
-        for a, al in zip(args, self.arg_allocs):
-            if al is not None and al.nbytes:
-                self.gspace.data[al.start:al.start + al.nbytes] = np.frombuffer(a.tobytes(), np.uint8)
-        for v, al in var_allocs:
-            self.syms[v.name] = ("global", al.base)
-            if v.init:
-                self.gspace.data[al.start:al.start + al.nbytes] = _init_bytes(v)
-        self.gtab = gl.tables()
-        # param space
+        n_arrays = sum(self.arrays)
+        used = _referenced(fn)
+        self.global_vars = [v for v in module.vars if v.space == "global" and v.name in used]
+        for j, v in enumerate(self.global_vars):
+            self.syms[v.name] = ("global", (mem.GLOBAL_SEG0 + n_arrays + j) << mem.SEG_SHIFT)
         off = 0
-        pbytes = bytearray()
-        for i, (p, a) in enumerate(zip(fn.params, args)):
+        for p in fn.params:
             off = _align(off, p.align)
-            pbytes.extend(b"\0" * (off - len(pbytes)))
-            pbytes.extend(_param_bytes(i, p, a, self.arg_allocs[i]))
             self.syms[p.name] = ("param", off)
             off += p.size
-        self.pspace = mem.Space("param", len(pbytes), defined=True, track_written=False, races=False)
-        self.pspace.data[:len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
-        # const space
+        self.param_size = off
         off = 0
         cvars = [v for v in module.vars if v.space == "const"]
         for v in cvars:
@@ -274,8 +279,6 @@ class Launch:
             raise ValueError(f"shared_mem: {self.S_total} bytes of shared memory per block exceed the 227 KiB "
                              f"an sm_90 block may have")
         self.S_stride = _align(max(self.S_total, 4), 256)
-        self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
-        # local
         off = 0
         for v in fn.vars:
             if v.space == "local":
@@ -284,8 +287,39 @@ class Launch:
                 off += v.size
         self.L_total = off
         self.L_stride = _align(max(off, 4), 16)
-        self.lspace = mem.Space("local", self.T * self.L_stride if off else 16, defined=False, track_written=True,
-                                races=False)
+
+    def _memory(self, args) -> None:
+        """Fresh memory for one launch: the arguments' allocations, variables, parameters."""
+        fn = self.fn
+        gl = mem.GlobalLayout()
+        self.arg_allocs: list[Optional[mem.Allocation]] = []
+        self.args = args
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                if not a.flags.c_contiguous:
+                    raise ValueError(f"args[{i}] must be a C-contiguous NumPy array (use np.ascontiguousarray)")
+                self.arg_allocs.append(gl.add(f"argument {i}", a.nbytes, mem.array_offset(a), arg=i))
+            else:
+                self.arg_allocs.append(None)
+        var_allocs = [(v, gl.add(v.name, v.size)) for v in self.global_vars]
+        self.glayout = gl
+        self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
+        for a, al in zip(args, self.arg_allocs):
+            if al is not None and al.nbytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
+        for v, al in var_allocs:
+            if v.init:
+                self.gspace.data[al.start:al.start + al.nbytes] = _init_bytes(v)
+        self.gtab = gl.tables()
+        pbytes = bytearray(self.param_size)
+        for i, (p, a) in enumerate(zip(fn.params, args)):
+            o = self.syms[p.name][1]
+            pbytes[o:o + p.size] = _param_bytes(i, p, a, self.arg_allocs[i])
+        self.pspace = mem.Space("param", len(pbytes), defined=True, track_written=False, races=False)
+        self.pspace.data[:len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
+        self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
+        self.lspace = mem.Space("local", self.T * self.L_stride if self.L_total else 16, defined=False,
+                                track_written=True, races=False)
 
     # -- services for decoded ops -------------------------------------------------------------
 
@@ -775,6 +809,8 @@ class Launch:
     def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
         m, md = op.ws_mask(G)
         m = np.broadcast_to(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, (G.n,))
+        if (md is True or md.all()) and self._ws_fast(G, p, op, m):
+            return G.idx
         idx = G.idx
         self.status[idx] = WS
         self.pc[idx] = p
@@ -787,6 +823,36 @@ class Launch:
             self.taint(G, ~np.asarray(md))
         w, _ = G.warps()
         return self.ws_try(w)
+
+    def _ws_fast(self, G: Group, p: int, op, m: np.ndarray) -> bool:
+        """The common case: every lane the masks name is right here, with one mask per warp."""
+        w, c = G.warps()
+        full = bool((c == 32).all())
+        if full:
+            m_first = m[::32]
+            if m.strides != (0,) and not (m.reshape(-1, 32) == m_first[:, None]).all():
+                return False
+        else:
+            starts = np.zeros(c.size, np.int64)
+            np.cumsum(c[:-1], out=starts[1:])
+            m_first = m[starts]
+            if m.strides != (0,) and not (m == np.repeat(m_first, c)).all():
+                return False
+        if full:
+            callers = np.ones((w.size, 32), bool)
+            inv, lane = None, None
+        else:
+            gbits = G.warp_masks().astype(np.int64)
+            alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
+            if ((m_first & alive & ~gbits) != 0).any():
+                return False
+            inv = np.repeat(np.arange(w.size), c)
+            lane = G.idx & 31
+            callers = np.zeros((w.size, 32), bool)
+            callers[inv, lane] = True
+        self._ws_rows(op, [(p, None, G)], w, m_first.astype(np.uint32), np.ones(w.size, bool), callers, inv, lane)
+        self.pc[G.idx] = p + 1
+        return True
 
     def ws_try(self, warps: np.ndarray) -> np.ndarray:
         st = self.status.reshape(-1, 32)[warps]
@@ -819,6 +885,7 @@ class Launch:
         return tids
 
     def ws_execute(self, tids: np.ndarray, forced: bool = False) -> None:
+        """Execute the waiting threads ``tids`` (they have met), grouped by instruction and mask."""
         keys = self.ws_key[tids]
         for k in np.unique(keys):
             tk = tids[keys == k]
@@ -835,58 +902,74 @@ class Launch:
             callers[inv, lane] = True
             mdef = np.ones(nr, bool)
             np.logical_and.at(mdef, inv, self.ws_mdef[tk])
-            # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
-            named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
-            selfless = callers & ~named
-            if selfless.any():
-                r, l = np.nonzero(selfless)
-                t0 = int(rwarp[r[0]] * 32 + l[0])
-                self.add_finding("undefined_shuffle", int(self.pc[t0]),
-                                 f"lane {l[0]} executes {op0.ws_key} with a member mask ({rmask[r[0]]:#010x}) that "
-                                 f"does not name it: undefined", threads=(t0,), count=int(selfless.sum()))
-            upcs = np.unique(pcs)
-            if op0.ws_compute is None:  # bar.warp.sync: ordering only
-                self._syncwarp_clocks(rwarp, callers)
-            else:
-                inputs = None
-                parts = []
-                for p in upcs:
-                    sel = pcs == p
-                    Gp = Group(tk[sel], self.T)
-                    vals = self.ops[int(p)].ws_read(Gp)
-                    if inputs is None:
-                        inputs = [(np.zeros((nr, 32), v.dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
-                    for (mv, md), (v, d) in zip(inputs, vals):
-                        mv[inv[sel], lane[sel]] = v
-                        md[inv[sel], lane[sel]] = d
-                    parts.append((p, sel, Gp))
-                try:
-                    outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
-                except BadOperand as exc:
-                    raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
-                for p, sel, Gp in parts:
-                    self.ops[int(p)].ws_write(Gp, [(ov[inv[sel], lane[sel]], od[inv[sel], lane[sel]]) for ov, od in outs])
-                if self.trace_on:
-                    self.ws_events.append((self.steps, op0.ws_key, upcs.tolist(), rwarp, callers, rmask,
-                                           outs, extra))
-            for p in upcs:
+            parts = []
+            for p in np.unique(pcs):
                 sel = pcs == p
-                self._count_ws(int(p), tk[sel])
+                parts.append((int(p), sel, Group(tk[sel], self.T)))
+            self._ws_rows(op0, parts, rwarp, rmask, mdef, callers, inv, lane)
             self.status[tk] = RUN
             self.pc[tk] = pcs + 1
 
-    def _count_ws(self, p: int, tk: np.ndarray) -> None:
-        w, c = np.unique(tk >> 5, return_counts=True)
+    def _ws_rows(self, op0, parts, rwarp, rmask, mdef, callers, inv, lane) -> None:
+        """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.
+
+        ``parts``: (pc, selection of the row-ordered threads or None for all, Group). ``inv``/``lane``
+        place each thread in its row; None when every row is a whole warp in order.
+        """
+        nr = rwarp.size
+        # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
+        named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+        selfless = callers & ~named
+        if selfless.any():
+            r, l = np.nonzero(selfless)
+            t0 = int(rwarp[r[0]] * 32 + l[0])
+            self.add_finding("undefined_shuffle", parts[0][0],
+                             f"lane {l[0]} executes {op0.ws_key} with a member mask ({rmask[r[0]]:#010x}) that "
+                             f"does not name it: undefined", threads=(t0,), count=int(selfless.sum()))
+        if op0.ws_compute is None:  # bar.warp.sync: ordering only
+            self._syncwarp_clocks(rwarp, callers)
+        else:
+            inputs = None
+            for p, sel, Gp in parts:
+                vals = self.ops[p].ws_read(Gp)
+                if inputs is None:
+                    inputs = [(np.zeros((nr, 32), v.dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
+                for (mv, md), (v, d) in zip(inputs, vals):
+                    if inv is None:
+                        mv[:] = v.reshape(nr, 32)
+                        md[:] = d.reshape(nr, 32)
+                    else:
+                        ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
+                        mv[ri, li] = v
+                        md[ri, li] = d
+            try:
+                outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
+            except BadOperand as exc:
+                raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
+            for p, sel, Gp in parts:
+                if inv is None:
+                    res = [(ov.reshape(-1), od.reshape(-1)) for ov, od in outs]
+                else:
+                    ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
+                    res = [(ov[ri, li], od[ri, li]) for ov, od in outs]
+                self.ops[p].ws_write(Gp, res)
+            if self.trace_on:
+                self.ws_events.append((self.steps, op0.ws_key, [p for p, _, _ in parts], rwarp, callers, rmask,
+                                       outs, extra))
+        for p, sel, Gp in parts:
+            self._count_ws(p, Gp)
+
+    def _count_ws(self, p: int, G: Group) -> None:
+        w, c = G.warps()
         self.ci["issued"][p] += w.size
-        self.ci["active_lanes"][p] += tk.size
-        self.ci["predicated_on"][p] += tk.size
+        self.ci["active_lanes"][p] += G.n
+        self.ci["predicated_on"][p] += G.n
         self.cw["issued"][w] += 1
         self.cw["active_lanes"][w] += c
         self.cw["predicated_on"][w] += c
         if self.trace_on:
-            masks = np.bincount(np.searchsorted(w, tk >> 5), weights=(np.int64(1) << (tk & 31)).astype(np.float64),
-                                minlength=w.size).astype(np.int64).astype(np.uint32)
-            self.events.append((self.steps, p, w, masks, masks))
+            m = G.warp_masks()
+            self.events.append((self.steps, p, w, m, m))
 
     def _syncwarp_clocks(self, rwarp: np.ndarray, callers: np.ndarray) -> None:
         """bar.warp.sync orders the memory accesses of the lanes it synchronises (PTX ISA 9.7.12.2)."""
@@ -1012,36 +1095,33 @@ class Launch:
 
     # -- the scheduler --------------------------------------------------------------------------
 
-    def _count(self, p: int, G: Group, on: Optional[Group]) -> None:
-        w, c = G.warps()
-        self.ci["issued"][p] += w.size
-        self.ci["active_lanes"][p] += G.n
-        self.cw["issued"][w] += 1
-        self.cw["active_lanes"][w] += c
-        if on is None or on.n == G.n:
-            self.ci["predicated_on"][p] += G.n
-            self.cw["predicated_on"][w] += c
-            pm = None
+    def _flush(self, G: Group, k: int, kf: int) -> None:
+        """Per-warp counts of k issues by group G, kf of them with every lane predicated on."""
+        if k:
+            w, c = G.warps()
+            self.cw["issued"][w] += k
+            self.cw["active_lanes"][w] += k * c
+            if kf:
+                self.cw["predicated_on"][w] += kf * c
+
+    def _trace_issue(self, p: int, G: Group, on: Optional[Group]) -> None:
+        w, _ = G.warps()
+        masks = G.warp_masks()
+        if on is None:
+            pmask = masks
         else:
-            self.ci["predicated_on"][p] += on.n
+            pmask = np.zeros(w.size, np.uint32)
             if on.n:
-                wo, co = on.warps()
-                self.cw["predicated_on"][wo] += co
-            pm = on
-        if self.trace_on:
-            masks = G.warp_masks()
-            if pm is None:
-                pmask = masks
-            else:
-                pmask = np.zeros(w.size, np.uint32)
-                if pm.n:
-                    wo, _ = pm.warps()
-                    pmask[np.searchsorted(w, wo)] = pm.warp_masks()
-            self.events.append((self.steps, p, w, masks, pmask))
+                wo, _ = on.warps()
+                pmask[np.searchsorted(w, wo)] = on.warp_masks()
+        self.events.append((self.steps, p, w, masks, pmask))
 
     def run(self) -> None:
         T = self.T
         ops = self.ops
+        ci_issued, ci_active, ci_pred = self.ci["issued"], self.ci["active_lanes"], self.ci["predicated_on"]
+        cw_pred = self.cw["predicated_on"]
+        R, D = self.R, self.D
         while True:
             runnable = np.flatnonzero(self.status == RUN)
             if runnable.size == 0:
@@ -1053,9 +1133,12 @@ class Launch:
             pcs = self.pc[runnable]
             p = int(pcs.min())
             at = pcs == p
-            g = runnable if at.all() else runnable[at]
-            q = int(pcs[~at].min()) if not at.all() else 1 << 62
+            everyone = bool(at.all())
+            g = runnable if everyone else runnable[at]
+            q = 1 << 62 if everyone else int(pcs[~at].min())
             G = Group(g, T)
+            nw = G.warps()[0].size
+            k = kf = 0
             while True:
                 self.steps += 1
                 if self.steps > self.max_steps:
@@ -1066,8 +1149,8 @@ class Launch:
                 on = None
                 gv = None
                 if ins.guard is not None:
-                    gv = self.R[ins.guard][G.sel]
-                    gd = self.D[ins.guard][G.sel]
+                    gv = R[ins.guard][G.sel]
+                    gd = D[ins.guard][G.sel]
                     if not gd.all():
                         self.taint(G, ~gd)
                     if ins.guard_negated:
@@ -1078,7 +1161,19 @@ class Launch:
                         on = G.sub(gv, T)
                 kind = op.kind
                 if kind != dec.WS:
-                    self._count(p, G, on)
+                    ci_issued[p] += nw
+                    ci_active[p] += G.n
+                    k += 1
+                    if on is None:
+                        ci_pred[p] += G.n
+                        kf += 1
+                    else:
+                        ci_pred[p] += on.n
+                        if on.n:
+                            wo, co = on.warps()
+                            cw_pred[wo] += co
+                    if self.trace_on:
+                        self._trace_issue(p, G, on)
                 act = G if on is None else on
                 if kind == dec.ALU or kind == dec.ATOM or kind == dec.FENCE:
                     if act.n:
@@ -1108,7 +1203,10 @@ class Launch:
                     if act.n == G.n:
                         break
                     if act.n:
+                        self._flush(G, k, kf)
+                        k = kf = 0
                         G = G.sub(~gv, T)
+                        nw = G.warps()[0].size
                     p += 1
                     if p >= q:
                         self.pc[G.idx] = p
@@ -1131,12 +1229,14 @@ class Launch:
                     released = np.zeros(0, np.int64)
                     if act.n:
                         released = self.bar_arrive(act, p, op) if kind == dec.BAR else self.ws_arrive(act, p, op)
-                    if rest is None and released.size == G.n and p + 1 < q and np.array_equal(released, G.idx):
+                    if rest is None and released.size == G.n and p + 1 < q and \
+                            (released is G.idx or np.array_equal(released, G.idx)):
                         # everyone met at once: keep going as one group
                         p += 1
                         continue
                     break
                 raise MachineError(f"unknown op kind {kind}")
+            self._flush(G, k, kf)
 
     def resolve_stall(self) -> bool:
         """No thread can move. Force undefined warp-synchronous calls, or report a deadlock."""
@@ -1206,24 +1306,13 @@ class Launch:
             its = a.itemsize if a.itemsize else 1
             u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
             undefined.append(u.reshape(a.shape))
-        rows = []
-        for i, ins in enumerate(self.fn.instrs):
-            if self.ci["issued"][i] == 0:
-                continue
-            r = {"pc": i, "ptx": ins.text, "line": ins.loc.line if ins.loc else None,
-                 "file": ins.loc.file if ins.loc else None}
-            r.update({k: int(v[i]) for k, v in self.ci.items()})
-            rows.append(r)
-        counters = Counters(per_warp={k: v[self._real_warps()] for k, v in self.cw.items()}, per_instruction=rows)
+        counters = Counters(per_warp=dict(self.cw), by_pc=dict(self.ci), instrs=self.fn.instrs)
         trace = None
         if self.trace_on:
             from .trace import MachineTrace
             trace = MachineTrace(self)
         return Report(issues=[self.findings[k] for k in self.order], undefined=undefined, counters=counters,
                       trace=trace, fma_contractable=list(getattr(self.fn, "_contractable", [])), steps=self.steps)
-
-    def _real_warps(self) -> np.ndarray:
-        return np.arange(self.n_warps)
 
     def copy_back(self) -> None:
         for i, (a, al) in enumerate(zip(self.args, self.arg_allocs)):
@@ -1236,6 +1325,11 @@ class Launch:
                     raise ValueError(f"args[{i}] is a read-only array but the kernel wrote to it")
                 continue
             flat[:] = new
+
+
+def emulator_pack(bits: np.ndarray) -> np.ndarray:
+    """(rows, 32) bool -> (rows,) int64 lane bitmask."""
+    return (bits.astype(np.int64) << LANE).sum(axis=1)
 
 
 def _init_bytes(v) -> np.ndarray:
@@ -1302,14 +1396,46 @@ def _atomic_apply(op: str, dt, cur, b, c):
     raise ValueError(op)
 
 
+_CACHE: dict = {}
+
+
+def _referenced(fn: Function) -> set:
+    """The variable names a function's instructions mention."""
+    names = getattr(fn, "_symbols", None)
+    if names is None:
+        names = set()
+        for ins in fn.instrs:
+            for o in ins.operands:
+                if isinstance(o, dec.Sym):
+                    names.add(o.name)
+                elif isinstance(o, dec.Addr) and o.base is not None and not o.base_is_reg:
+                    names.add(o.base)
+        fn._symbols = names  # type: ignore[attr-defined]
+    return names
+
+
+def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> Launch:
+    """A Launch of this shape, reused from an earlier call when it matches (binding costs more than a reset)."""
+    key = (id(module), fn.name, grid, block, shared_mem, arrays)
+    L = _CACHE.get(key)
+    if L is None:
+        L = Launch(module, fn, grid, block, shared_mem, arrays)
+        if L.T <= 1 << 16:  # only small shapes stay: a cached launch holds its register arrays
+            if len(_CACHE) >= 8:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = L
+    return L
+
+
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
            max_steps: int = 2_000_000) -> Report:
     """Run one launch; replay it once if a racing store changed what an earlier load had read."""
-    L = Launch(module, fn, grid, block, args, shared_mem, trace=trace, max_steps=max_steps)
+    arrays = tuple(isinstance(a, np.ndarray) for a in args)
+    L = _launcher(module, fn, grid, block, shared_mem, arrays)
+    L.start(args, trace=trace, max_steps=max_steps)
     L.run()
     if L.new_racy:
-        L = Launch(module, fn, grid, block, args, shared_mem, trace=trace, max_steps=max_steps,
-                   racy_loads=set(L.new_racy))
+        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy))
         L.run()
     L.copy_back()
     return L.report()

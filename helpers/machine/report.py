@@ -86,13 +86,28 @@ class Counters:
     ``b * warps_per_block + w``):
       ``issued`` warp-instructions, ``active_lanes`` (sum over issues of the lanes executing together),
       ``predicated_on`` (of those, lanes whose guard predicate was true), ``shared_requests``,
-      ``shared_wavefronts``, ``global_requests``, ``global_sectors``, ``barriers``.
+      ``shared_wavefronts`` (per request: the most distinct 4-byte words any one of the 32 banks is
+      asked for, a word asked by several lanes counted once: broadcast), ``global_requests``,
+      ``global_sectors`` (distinct 32-byte sectors per request), ``barriers`` (bar.sync arrivals).
+    ``by_pc``: the same counts as (n_instructions,) arrays indexed by PTX instruction.
     ``per_instruction``: a list of dicts, one per PTX instruction that executed (pc, ptx, line, file,
-      and the same counts summed over warps).
+      and the counts).
     """
 
     per_warp: dict[str, np.ndarray]
-    per_instruction: list[dict[str, Any]]
+    by_pc: dict[str, np.ndarray]
+    instrs: list = field(default_factory=list, repr=False)
+
+    @property
+    def per_instruction(self) -> list[dict[str, Any]]:
+        rows = []
+        for i in np.flatnonzero(self.by_pc["issued"]):
+            ins = self.instrs[i]
+            r = {"pc": int(i), "ptx": ins.text, "line": ins.loc.line if ins.loc else None,
+                 "file": ins.loc.file if ins.loc else None}
+            r.update({k: int(v[i]) for k, v in self.by_pc.items()})
+            rows.append(r)
+        return rows
 
     @property
     def totals(self) -> dict[str, int]:

@@ -38,25 +38,41 @@ def shfl_compute(mode: str):
     def compute(inputs, callers, mask, mask_defined):
         (a, da), (b, db), (c, dc) = inputs
         c = c.astype(np.uint32)
-        segmask = ((c >> np.uint32(8)) & np.uint32(31)).astype(np.int64)
-        clamp = (c & np.uint32(31)).astype(np.int64)
-        if (callers & (clamp != expected_clamp)).any():
-            bad = int(clamp[callers & (clamp != expected_clamp)][0])
-            raise BadOperand(f"the c operand's clamp field is {bad}; the machine models the value CUDA's "
-                             f"intrinsics use ({expected_clamp} for .{mode})")
-        width = 32 - segmask
-        values = a.astype(np.uint32)
-        out_v = np.zeros(values.shape, np.uint32)
-        out_src = np.full(values.shape, -1, np.int32)
-        out_d = np.zeros(values.shape, bool)
-        for w in np.unique(width[callers]):
-            r = emulator.shuffle(emode, values, b, int(w), mask, callers)
-            sel = callers & (width == w)
-            out_v[sel] = r.values[sel]
-            out_src[sel] = r.src_lane[sel]
-            out_d[sel] = r.defined[sel]
+        c0 = c.flat[0]
+        uniform = bool((c == c0).all())
+        if uniform:
+            segmask = int((c0 >> 8) & 31)
+            if int(c0 & 31) != expected_clamp:
+                raise BadOperand(f"the c operand's clamp field is {int(c0 & 31)}; the machine models the value "
+                                 f"CUDA's intrinsics use ({expected_clamp} for .{mode})")
+        else:
+            segmask = ((c >> np.uint32(8)) & np.uint32(31)).astype(np.int64)
+            clamp = (c & np.uint32(31)).astype(np.int64)
+            if (callers & (clamp != expected_clamp)).any():
+                bad = int(clamp[callers & (clamp != expected_clamp)][0])
+                raise BadOperand(f"the c operand's clamp field is {bad}; the machine models the value CUDA's "
+                                 f"intrinsics use ({expected_clamp} for .{mode})")
+        values = a.astype(np.uint32, copy=False)
+        if uniform:
+            r = emulator.shuffle(emode, values, b, 32 - segmask, mask, callers)
+            out_v, out_src, out_d = r.values, r.src_lane, r.defined
+        else:
+            width = 32 - segmask
+            out_v = np.zeros(values.shape, np.uint32)
+            out_src = np.full(values.shape, -1, np.int32)
+            out_d = np.zeros(values.shape, bool)
+            for w in np.unique(width[callers]):
+                r = emulator.shuffle(emode, values, b, int(w), mask, callers)
+                sel = callers & (width == w)
+                out_v[sel] = r.values[sel]
+                out_src[sel] = r.src_lane[sel]
+                out_d[sel] = r.defined[sel]
         src = np.where(out_src >= 0, out_src, LANE)
-        out_d &= np.take_along_axis(da, src, axis=1) & db & dc & mask_defined[:, None]
+        if not da.all():
+            out_d = out_d & np.take_along_axis(da, src, axis=1)
+        extra_d = db & dc & mask_defined[:, None]
+        if not extra_d.all():
+            out_d = out_d & extra_d
         # predicate: the source lane was in range. A lane reads itself either because the clamp
         # failed (p false) or because the computed lane is its own (p true).
         bval = b.astype(np.int64) & 31
@@ -65,7 +81,7 @@ def shfl_compute(mode: str):
         else:
             own = ((LANE & segmask) | (bval & ~segmask & 31)) == LANE
         p = (src != LANE) | own
-        pd = callers & db & dc & mask_defined[:, None]
+        pd = callers & extra_d
         return [(out_v, out_d), (p, pd)], {"src_lane": out_src, "sent": values, "sent_defined": da}
     return compute
 
