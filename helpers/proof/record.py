@@ -186,7 +186,8 @@ def record_kernels(work: Path, jobs: int, stamp: dict[str, str]) -> dict[str, An
                  for i, l in enumerate(plan) if l.file == file]
         batches.append(Batch(file, mod["ptx"], items))
     col = _Collector()
-    done = run_batches(batches, work / "kernels", jobs=min(jobs, 8), collect=col)
+    # the largest modules (100 instantiations, ~1 MB of PTX) take the driver's JIT a while to load
+    done = run_batches(batches, work / "kernels", jobs=min(jobs, 8), collect=col, timeout=240)
     status = {k: v for b in done for k, v in b.results.items()}
     rows = [{"key": f"L{i:04d}", "launch": l.to_dict(), "status": status.get(f"L{i:04d}", "not run"),
              "checksum": col.sums.get(f"L{i:04d}")} for i, l in enumerate(plan)]

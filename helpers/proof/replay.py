@@ -304,3 +304,67 @@ def format_summary(title: str, s: dict[str, Any]) -> str:
     lines += [f"  machine error x{n}: {e}" for e, n in s["machine_errors"].items()]
     lines += [f"  mismatch: {m}" for m in s["mismatches"][:10]]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ command line
+
+def _chunk(args: tuple[str, list[str], Optional[str]]) -> list[dict[str, Any]]:
+    what, keys, root = args
+    r = Path(root) if root else None
+    if what == "kernels":
+        rec = KernelRecording(r)
+        rows = [x for x in rec.rows if x["key"] in set(keys)]
+        out = replay_kernels(rec, rows)
+    else:
+        out = replay_programs(ProgramRecording(r), names=set(keys))
+    return [vars(o) for o in out]
+
+
+def run_parallel(what: str, jobs: int, root: Optional[Path] = None) -> list[Outcome]:
+    """Every recorded launch (``what="kernels"``) or program (``"programs"``), split over ``jobs``
+    processes (the GPU host's replay step)."""
+    import concurrent.futures as cf
+
+    if what == "kernels":
+        keys = [r["key"] for r in KernelRecording(root).rows]
+    else:
+        keys = [p["name"] for _, p in ProgramRecording(root).items()]
+    chunks = [keys[i::jobs * 4] for i in range(jobs * 4)]
+    with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
+        parts = ex.map(_chunk, [(what, c, str(root) if root else None) for c in chunks if c])
+        return [Outcome(**d) for part in parts for d in part]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python3 -m helpers.proof.replay [--jobs N] [--out FILE.json]``: every recording on the machine."""
+    import argparse
+    import json
+    import time
+
+    parser = argparse.ArgumentParser(prog="python3 -m helpers.proof.replay", description=main.__doc__)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--what", default="kernels,programs")
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {}
+    status = 0
+    for what in args.what.split(","):
+        reason = store.missing_reason(what)
+        if reason:
+            print(f"{what}: skipped ({reason})")
+            continue
+        t0 = time.time()
+        out = run_parallel(what, args.jobs)
+        s = summary(out)
+        s["wall_seconds"] = round(time.time() - t0, 1)
+        report[what] = {"summary": s, "failures": [vars(o) for o in out if o.status != "match"][:200]}
+        print(format_summary(f"{what} (all, {args.jobs} processes, {s['wall_seconds']} s)", s), flush=True)
+        if set(s["by_status"]) - {"match"}:
+            status = 1
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1, default=str))
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -125,3 +125,10 @@ def test_summary_counts_statuses() -> None:
     s = replay.summary(out)
     assert s["by_status"] == {"match": 1, "machine_error": 1} and s["machine_errors"] == {"E: x": 1}
     assert "machine error x1" in replay.format_summary("t", s)
+
+
+def test_parallel_replay_of_every_launch(tmp_path: Path) -> None:
+    """The GPU host's replay step: every recorded launch, split over processes."""
+    _fabricate_kernels(tmp_path)
+    out = replay.run_parallel("kernels", 2, root=tmp_path)
+    assert sorted(o.key for o in out) == ["L0000", "L0001"] and {o.status for o in out} == {"match"}
