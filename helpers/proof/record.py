@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from . import launches, programs, store
+from .worker import STANDIN_ENV
 
 ARCH = "compute_90"          # the H200's; NVRTC 13 no longer compiles for sm_70
 KERNEL_OPTIONS: tuple[str, ...] = ("-lineinfo",)
@@ -292,17 +293,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/warplab_proof"), help="scratch folder (PTX, logs)")
     parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1))
     parser.add_argument("--programs", type=int, default=programs.PROGRAMS)
+    parser.add_argument("--dry-run", type=Path, metavar="DIR",
+                        help="no GPU: launches leave buffers as they are, files go to DIR (never data/)")
     args = parser.parse_args(argv)
     if args.what == "check":
         return check(args.programs, args.jobs)
-    from .. import backend
+    from .. import backend, data
 
-    d = backend.detect()
-    if not d.usable:
-        log(f"helpers.proof.record needs a CUDA GPU and found none: {d.reason}.")
-        return 2
-    stamp = _stamp()
-    log(backend.report("cupy") + f"; NVRTC {stamp['nvrtc_version']}")
+    if args.dry_run is not None:
+        if args.dry_run.resolve() == data.DATA_DIR.resolve():
+            parser.error("--dry-run must not write into data/: recordings there come only from a GPU")
+        os.environ[STANDIN_ENV] = "1"          # inherited by the workers
+        data.DATA_DIR = args.dry_run
+        stamp = {"gpu": "dry run, no GPU", "driver": "-", "cupy_version": "-", "nvrtc_version": "-"}
+    else:
+        d = backend.detect()
+        if not d.usable:
+            log(f"helpers.proof.record needs a CUDA GPU and found none: {d.reason}.")
+            return 2
+        stamp = _stamp()
+        log(backend.report("cupy") + f"; NVRTC {stamp['nvrtc_version']}")
     parts: dict[str, Any] = {}
     old = store.read_json(store.MANIFEST) if (store.data_dir() / f"{store.MANIFEST}.json").exists() else {}
     parts.update(old.get("parts", {}))
@@ -315,7 +325,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.what in ("all", "sanitizer"):
         from . import sanitize
 
-        parts["sanitizer"] = sanitize.record(args.work, args.jobs, stamp)
+        parts["sanitizer"] = sanitize.record(args.work, args.jobs, stamp, dry_run=args.dry_run is not None)
     print(f"wrote {write_manifest(stamp, parts)}")
     return 0
 

@@ -143,12 +143,17 @@ def run_sample(work: Path, jobs: int, sanitizer: Sequence[str] = SANITIZER,
     return verdicts
 
 
-def record(work: Path, jobs: int, stamp: dict[str, str]) -> dict[str, Any]:
-    """Run the sample under each tool and the experiments; write ``data/machine_sanitizer.json``."""
+def record(work: Path, jobs: int, stamp: dict[str, str], dry_run: bool = False) -> dict[str, Any]:
+    """Run the sample under each tool and the experiments; write ``data/machine_sanitizer.json``.
+    ``dry_run``: no compute-sanitizer (the workers run bare, the experiments are skipped)."""
     from .record import log
 
-    verdicts = run_sample(work, jobs)
-    experiments = run_experiments(work)
+    reason = store.missing_reason("programs")
+    if reason:
+        log(f"  sanitizer: skipped, {reason}")
+        return {"skipped": reason}
+    verdicts = run_sample(work, jobs, sanitizer=() if dry_run else SANITIZER)
+    experiments = [] if dry_run else run_experiments(work)
     counts = {t: {v: sum(1 for r in verdicts.values() if r.get(t, {}).get("verdict") == v)
                   for v in ("clean", "reported", "not run")} for t in TOOLS}
     store.write_json(store.SANITIZER, {"tools": list(TOOLS), "options": {t: [*SANITIZER[1:], *TOOL_OPTIONS.get(t, ())]
@@ -233,6 +238,8 @@ def _experiment(work: Path, kind: str, tool: str) -> dict[str, Any]:
         text, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired:
         text, rc = "@@timeout", 124
+    except OSError as exc:     # no compute-sanitizer on this machine
+        text, rc = f"@@not run: {exc}", 127
     (work / f"experiment_{kind}_{tool}.log").write_text(text)
     m = re.search(r"ERROR SUMMARY:\s*(\d+)", text)
     race = re.search(r"RACECHECK SUMMARY:\s*(\d+)\s+hazards?\s+displayed\s*\(\s*(\d+)\s+errors?,\s*(\d+)\s+warnings?", text)

@@ -11,13 +11,14 @@
 #
 # Steps (default all): kernels (every instantiation of kernels/, ~1-3 min: the driver JIT-compiles
 # the largest modules), programs (~1 min), sanitizer (~1-2 min), replay (python3 -m
-# helpers.proof.replay over all CPUs, with whatever is left of MACHINE_BUDGET seconds, default 560).
+# helpers.proof.replay over all CPUs, with whatever is left of MACHINE_BUDGET seconds, default 400).
 # Every step runs under `timeout`; a failing step does not stop the others.
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
 STEPS=${MACHINE_STEPS:-"kernels programs sanitizer replay"}
-BUDGET=${MACHINE_BUDGET:-560}
+BUDGET=${MACHINE_BUDGET:-400}
+DRY=${MACHINE_DRY_RUN:+--dry-run $MACHINE_DRY_RUN}   # a folder: test this script without a GPU
 START=$(date +%s)
 LOG="$OUT/machine"
 mkdir -p "$LOG"
@@ -37,7 +38,7 @@ python3 -c 'import helpers.nvrtc as n; print("NVRTC", n.version())' 2>&1 | tee "
 for s in kernels programs sanitizer; do
   if has $s; then
     cap=$([ $s = kernels ] && echo 240 || echo 170)
-    timeout "$(left $cap)" python3 -m helpers.proof.record $s --work "$WORK" >> "$LOG/record.log" 2>&1
+    timeout "$(left $cap)" python3 -m helpers.proof.record $s --work "$WORK" $DRY >> "$LOG/record.log" 2>&1
     rc=$?; note $s "exit $rc ($(grep -E "^  $s: " "$LOG/record.log" | tail -1 | sed 's/^ *//'))"
   fi
 done
@@ -58,6 +59,6 @@ echo
 echo "== machine summary ($(( $(date +%s) - START )) s; logs in $LOG)"
 for s in "${status[@]}"; do echo "  $s"; done
 grep -E "^    " "$LOG/record.log" 2>/dev/null | head -30
-ls -la data/machine_* 2>/dev/null
+ls -la ${MACHINE_DRY_RUN:-data}/machine_* 2>/dev/null
 rm -rf "$WORK"
 exit 0

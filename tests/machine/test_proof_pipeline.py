@@ -60,15 +60,27 @@ def _fabricate_programs(root: Path) -> list[programs.Program]:
     return progs
 
 
+@pytest.fixture(scope="module")
+def kernels_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("kernels")
+    _fabricate_kernels(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def programs_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[programs.Program]]:
+    root = tmp_path_factory.mktemp("programs")
+    return root, _fabricate_programs(root)
+
+
 def test_absent_recordings_give_a_reason(tmp_path: Path) -> None:
     reason = store.missing_reason("kernels", tmp_path)
     assert reason and "scripts/gpu/machine.sh" in reason
     assert store.present(tmp_path) == []
 
 
-def test_kernel_replay_matches_and_catches_a_changed_value(tmp_path: Path) -> None:
-    _fabricate_kernels(tmp_path)
-    rec = replay.KernelRecording(tmp_path)
+def test_kernel_replay_matches_and_catches_a_changed_value(kernels_root: Path) -> None:
+    rec = replay.KernelRecording(kernels_root)
     out = replay.replay_kernels(rec, rec.rows)
     assert [o.status for o in out] == ["match", "match"], [o.error for o in out]
     assert all(o.compared > 0 for o in out)
@@ -82,9 +94,8 @@ def test_kernel_replay_matches_and_catches_a_changed_value(tmp_path: Path) -> No
     assert replay.replay_launch(rec, rec.rows[1]).status == "inputs_differ"
 
 
-def test_compaction_is_compared_as_a_multiset(tmp_path: Path) -> None:
-    _fabricate_kernels(tmp_path)
-    rec = replay.KernelRecording(tmp_path)
+def test_compaction_is_compared_as_a_multiset(kernels_root: Path) -> None:
+    rec = replay.KernelRecording(kernels_root)
     n = int(rec.arrays["L0001.counter"][0])
     assert n > 1
     rec.arrays["L0001.out"] = rec.arrays["L0001.out"].copy()
@@ -94,9 +105,9 @@ def test_compaction_is_compared_as_a_multiset(tmp_path: Path) -> None:
     assert replay.replay_launch(rec, rec.rows[1]).status == "mismatch"
 
 
-def test_program_replay_regions(tmp_path: Path) -> None:
-    progs = _fabricate_programs(tmp_path)
-    rec = replay.ProgramRecording(tmp_path)
+def test_program_replay_regions(programs_root: tuple[Path, list[programs.Program]]) -> None:
+    root, progs = programs_root
+    rec = replay.ProgramRecording(root)
     out = replay.replay_programs(rec)
     assert {o.status for o in out} == {"match"}, [(o.name, o.error, o.mismatches[:2]) for o in out]
     p = progs[0]
@@ -127,8 +138,7 @@ def test_summary_counts_statuses() -> None:
     assert "machine error x1" in replay.format_summary("t", s)
 
 
-def test_parallel_replay_of_every_launch(tmp_path: Path) -> None:
+def test_parallel_replay_of_every_launch(kernels_root: Path) -> None:
     """The GPU host's replay step: every recorded launch, split over processes."""
-    _fabricate_kernels(tmp_path)
-    out = replay.run_parallel("kernels", 2, root=tmp_path)
+    out = replay.run_parallel("kernels", 2, root=kernels_root)
     assert sorted(o.key for o in out) == ["L0000", "L0001"] and {o.status for o in out} == {"match"}
