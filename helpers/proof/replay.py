@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -289,9 +290,10 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     for o in outcomes:
         by[o.status] = by.get(o.status, 0) + 1
     errors: dict[str, int] = {}
-    for o in outcomes:
+    for o in outcomes:   # grouped by message, registers and line numbers left out
         if o.status == "machine_error":
-            errors[o.error] = errors.get(o.error, 0) + 1
+            key = re.sub(r"%\w+|:\d+|\(no single source line\)", "", o.error.split(" at ")[0])
+            errors[key] = errors.get(key, 0) + 1
     return {"items": len(outcomes), "by_status": by, "compared": sum(o.compared for o in outcomes),
             "undefined": sum(o.undefined for o in outcomes), "seconds": round(sum(o.seconds for o in outcomes), 2),
             "machine_errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])[:10]),
