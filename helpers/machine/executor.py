@@ -185,7 +185,8 @@ class Launch:
         self.ops = [m(self) for m in _prepared(fn)]
         self.used = False
 
-    def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None) -> None:
+    def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
+              globals_: Optional[dict] = None) -> None:
         """Reset every per-launch state and load the arguments."""
         if self.used:
             for name in self.R:
@@ -226,7 +227,7 @@ class Launch:
         self.cw = {k: np.zeros(self.n_warps, np.int64) for k in self.ci}
         self.events: list = []
         self.ws_events: list = []
-        self._memory(args)
+        self._memory(args, globals_ or {})
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -289,7 +290,7 @@ class Launch:
         self.L_total = off
         self.L_stride = _align(max(off, 4), 16)
 
-    def _memory(self, args) -> None:
+    def _memory(self, args, globals_: dict) -> None:
         """Fresh memory for one launch: the arguments' allocations, variables, parameters."""
         fn = self.fn
         gl = mem.GlobalLayout()
@@ -303,6 +304,14 @@ class Launch:
             else:
                 self.arg_allocs.append(None)
         var_allocs = [(v, gl.add(v.name, v.size)) for v in self.global_vars]
+        known = {v.name: v for v in self.global_vars}
+        self.extra: list[tuple[str, np.ndarray, mem.Allocation]] = []
+        var_bytes: dict[str, bytes] = {}
+        for name, value in globals_.items():
+            if name not in known:
+                raise ValueError(f"globals: {name!r} is not a __device__ variable this kernel uses; "
+                                 f"it uses {sorted(known) or 'none'}")
+            var_bytes[name] = self._pack_global(name, value, known[name], gl)
         self.glayout = gl
         self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
         for a, al in zip(args, self.arg_allocs):
@@ -311,6 +320,11 @@ class Launch:
         for v, al in var_allocs:
             if v.init:
                 self.gspace.data[al.start:al.start + al.nbytes] = _init_bytes(v)
+            if v.name in var_bytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = np.frombuffer(var_bytes[v.name], np.uint8)
+        for _, a, al in self.extra:
+            if al.nbytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
         self.gtab = gl.tables()
         pbytes = bytearray(self.param_size)
         for i, (p, a) in enumerate(zip(fn.params, args)):
@@ -321,6 +335,36 @@ class Launch:
         self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
         self.lspace = mem.Space("local", self.T * self.L_stride if self.L_total else 16, defined=False,
                                 track_written=True, races=False)
+
+    def _pack_global(self, name: str, value, var, gl: mem.GlobalLayout) -> bytes:
+        """The bytes of a __device__ variable: raw (an array or scalar of its size) or a tuple of
+        struct fields laid out in C order with natural alignment, arrays becoming pointers to new
+        allocations (updated in place after the launch)."""
+        if isinstance(value, tuple):
+            out = bytearray()
+            for j, f in enumerate(value):
+                if isinstance(f, np.ndarray):
+                    if not f.flags.c_contiguous:
+                        raise ValueError(f"globals[{name!r}][{j}] must be a C-contiguous array")
+                    al = gl.add(f"{name} field {j}", f.nbytes, mem.array_offset(f))
+                    self.extra.append((name, f, al))
+                    b, align = int(al.base).to_bytes(8, "little"), 8
+                elif isinstance(f, np.generic):
+                    b, align = f.tobytes(), f.dtype.itemsize
+                else:
+                    raise ValueError(f"globals[{name!r}][{j}] must be a NumPy array (a pointer) or a NumPy "
+                                     f"scalar; got {type(f).__name__}")
+                out.extend(b"\0" * ((-len(out)) % align))
+                out.extend(b)
+            out.extend(b"\0" * ((-len(out)) % 8))
+            data = bytes(out)
+        elif isinstance(value, (np.ndarray, np.generic)):
+            data = value.tobytes()
+        else:
+            raise ValueError(f"globals[{name!r}] must be a tuple of fields, a NumPy array or a NumPy scalar")
+        if len(data) > var.size or (not isinstance(value, tuple) and len(data) != var.size):
+            raise ValueError(f"globals[{name!r}] has {len(data)} bytes; the variable has {var.size}")
+        return data + b"\0" * (var.size - len(data))
 
     # -- services for decoded ops -------------------------------------------------------------
 
@@ -1374,10 +1418,19 @@ class Launch:
         if self.trace_on:
             from .trace import MachineTrace
             trace = MachineTrace(self)
+        ug: dict[str, list] = {}
+        for name, a, al in self.extra:
+            d = self.gspace.defined[al.start:al.start + al.nbytes]
+            ug.setdefault(name, []).append((~d.reshape(-1, a.itemsize).all(axis=1)).reshape(a.shape) if a.size
+                                           else np.zeros(a.shape, bool))
         return Report(issues=[self.findings[k] for k in self.order], undefined=undefined, counters=counters,
+                      undefined_globals=ug,
                       trace=trace, fma_contractable=list(getattr(self.fn, "_contractable", [])), steps=self.steps)
 
     def copy_back(self) -> None:
+        for _, a, al in self.extra:
+            if al.nbytes and a.flags.writeable:
+                a.reshape(-1).view(np.uint8)[:] = self.gspace.data[al.start:al.start + al.nbytes]
         for i, (a, al) in enumerate(zip(self.args, self.arg_allocs)):
             if al is None or al.nbytes == 0:
                 continue
@@ -1491,14 +1544,14 @@ def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
-           max_steps: int = 2_000_000) -> Report:
+           max_steps: int = 2_000_000, globals_: Optional[dict] = None) -> Report:
     """Run one launch; replay it once if a racing store changed what an earlier load had read."""
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
     L = _launcher(module, fn, grid, block, shared_mem, arrays)
-    L.start(args, trace=trace, max_steps=max_steps)
+    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_)
     L.run()
     if L.new_racy:
-        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy))
+        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_)
         L.run()
     L.copy_back()
     return L.report()
