@@ -1146,8 +1146,11 @@ def _ld(ins: Instr, fn):
 @maker("st")
 def _st(ins: Instr, fn):
     space, vec, t, flags = _mem_mods(ins)
-    if space in ("param", "const"):
-        raise Unsupported(f"st.{space} is not implemented")
+    if space == "param":
+        raise Unsupported("st.param passes arguments to a device-function call, and calls are not "
+                          "implemented (NVRTC inlines device functions unless they are __noinline__)")
+    if space == "const":
+        raise Unsupported("st.const: constant memory is read-only")
 
     def build(ctx):
         a, s = ins.operands

@@ -35,6 +35,7 @@ Execution model (docs/machine.md has the long form):
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 import numpy as np
@@ -578,7 +579,7 @@ class Launch:
             for off, size, name, t in self.shared_vars:
                 if off <= a < off + max(size, 1):
                     es = type_size(t) if t in dec.NP else 1
-                    return f"shared {name.split('E')[-1] if name.startswith('_Z') else name} byte {a - off}"
+                    return f"{_short_name(name)} byte {a - off}"
             return f"shared offset {a}"
         al = self.glayout.find(int(a))
         return f"{al.name} byte {int(a) - al.base}" if al else f"address {a:#x}"
@@ -622,8 +623,8 @@ class Launch:
         words = (w0[:, None] + np.arange(nw)).ravel()
         return words, None, np.repeat(np.arange(flat.size), nw)
 
-    def _race(self, sp: mem.Space, G: Group, ins, pos, flat, nbytes: int, hazard: str, rec_tids, recs, live, what):
-        """Report live conflicting records as races (aggregated by the two PCs)."""
+    def _race(self, sp: mem.Space, ins, hazard: str, rec_tids, recs, live, words) -> None:
+        """Report live conflicting records as races (aggregated by the two PCs and the hazard)."""
         if not live.any():
             return
         i = np.flatnonzero(live)
@@ -634,12 +635,27 @@ class Launch:
             spn = "shared" if sp is self.sspace else "global"
             first = {"RAW": "wrote", "WAR": "read", "WAW": "wrote"}[hazard]
             second = {"RAW": "read", "WAR": "wrote", "WAW": "wrote"}[hazard]
-            fence = "__syncwarp() or __syncthreads()" if spn == "shared" else "__syncthreads(), or a fence and an atomic"
-            msg = (f"{hazard} race on {spn} memory: thread {self._tdesc(t_earlier)} {first} it at "
+            if (t_later >> 5) == (t_earlier >> 5):
+                between, fix = "lanes of one warp", "__syncwarp() or __syncthreads()"
+            elif t_later // self.TPC == t_earlier // self.TPC:
+                between, fix = "warps of one block", "__syncthreads()"
+            else:
+                between, fix = "blocks", ("only a __threadfence() before an atomic that the other block observes; or give "
+                                          "each block its own element, or use an atomic")
+            where = self._describe_flat(sp, int(words[j[0]]) * 4)
+            msg = (f"{hazard} race on {spn} memory ({where}): thread {self._tdesc(t_earlier)} {first} it at "
                    f"{self.where(int(opc))}, thread {self._tdesc(t_later)} {second} it at {self.where(ins.index)}, "
-                   f"with nothing ordering the two ({fence} would)")
+                   f"with nothing ordering the two (fix: {fix})")
             self.add_finding("race", ins.index, msg, threads=(t_earlier, t_later), count=int(j.size),
-                             other_pc=int(opc), key_extra=(hazard, spn), hazard=hazard, space=spn)
+                             other_pc=int(opc), key_extra=(hazard, spn), hazard=hazard, space=spn, between=between)
+
+    def _describe_flat(self, sp: mem.Space, flat: int) -> str:
+        if sp is self.sspace:
+            return self._describe("shared", flat % self.S_stride)
+        for al in self.glayout.allocs:
+            if al.start <= flat < al.start + max(al.nbytes, 1):
+                return f"{_short_name(al.name)} byte {flat - al.start}"
+        return "global memory"
 
     def _tdesc(self, t: int) -> str:
         b, th = self.thread_desc(t)
@@ -718,7 +734,7 @@ class Launch:
                     live &= (W[:, BYTES] & bm) != 0
                 if live.any():
                     live &= ~self._ordered(W, wt)
-                    self._race(sp, G, ins, pos, flat, nbytes, "RAW", wt, W, live, "read")
+                    self._race(sp, ins, "RAW", wt, W, live, words)
                     changed = live & sp.w_chg[words]
                     if changed.any():
                         badel = np.zeros(pos.size, bool)
@@ -783,7 +799,7 @@ class Launch:
                     live &= (W[:, BYTES] & bm) != 0
                 if live.any():
                     live &= ~self._ordered(W, wt)
-                    self._race(sp, G, ins, pos, flat, nbytes, "WAW", wt, W, live, "write")
+                    self._race(sp, ins, "WAW", wt, W, live, words)
                     lost = np.zeros(pos.size, bool)
                     lc = live & chg
                     lost[lc if eidx is None else eidx[lc]] = True
@@ -798,7 +814,7 @@ class Launch:
                         lr &= (Rr[:, BYTES] & bm) != 0
                     if lr.any():
                         lr &= ~self._ordered(Rr, wt)
-                        self._race(sp, G, ins, pos, flat, nbytes, "WAR", wt, Rr, lr, "write")
+                        self._race(sp, ins, "WAR", wt, Rr, lr, words)
                         hit = lr & chg
                         for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
                             key = (int(rt_), int(rpc))
@@ -813,9 +829,10 @@ class Launch:
                 if dup.any():
                     i = np.flatnonzero(dup)
                     fake = np.zeros((i.size, NREC), np.int32)
-                    fake[:, TID] = tids[last[i]]
+                    fake[:, TID] = tids[i]
                     fake[:, PC] = ins.index
-                    self._race(sp, G, ins, pos, flat, nbytes, "WAW", tids[i], fake, np.ones(i.size, bool), "write")
+                    self._race(sp, ins, "WAW", tids[last[i]], fake, np.ones(i.size, bool),
+                               keyw[i] if nbytes >= 4 else keyw[i] // 4)
                     ni, nl = (new[i], new[last[i]]) if vec == 1 else (new[i].T, new[last[i]].T)
                     differ = (np.atleast_2d(ni != nl)).any(axis=0)
                     if differ.any():
@@ -1444,6 +1461,14 @@ class Launch:
                     raise ValueError(f"args[{i}] is a read-only array but the kernel wrote to it")
                 continue
             flat[:] = new
+
+
+def _short_name(name: str) -> str:
+    """A mangled static variable's own name (``_ZZ9reduce_v4ILi64EEvPKfPfxE4smem`` -> ``smem``)."""
+    m = re.search(r"E(\d+)([A-Za-z_]\w*)$", name)
+    if m and len(m.group(2)) == int(m.group(1)):
+        return m.group(2)
+    return name
 
 
 def emulator_pack(bits: np.ndarray) -> np.ndarray:
