@@ -548,6 +548,34 @@ def _shift(ins: Instr, fn):
     return _simple(ins, t, [t, "u32"], f)
 
 
+_POP8 = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
+def _popcount(a: np.ndarray) -> np.ndarray:
+    """Set bits per element of a uint64 array (np.bitwise_count needs NumPy >= 2)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(a)
+    b = np.ascontiguousarray(a, np.uint64).view(np.uint8).reshape(*np.shape(a), 8)
+    return _POP8[b].sum(axis=-1)
+
+
+@maker("shf")
+def _shf(ins: Instr, fn):
+    """shf.{l,r}.{clamp,wrap}.b32 (PTX ISA 9.7.7.9): shift the 64-bit {b:a} by c; .l keeps the high
+    word, .r the low word; .clamp uses min(c, 32), .wrap c mod 32."""
+    direction = "l" if "l" in ins.mods else "r"
+    wrap = "wrap" in ins.mods
+
+    def f(a, b, c):
+        a, b, c = (np.asarray(x, np.uint32).astype(np.uint64) for x in (a, b, c))
+        n = (c & np.uint64(31)) if wrap else np.minimum(c, np.uint64(32))
+        v = (b << np.uint64(32)) | a
+        if direction == "l":
+            return ((v << n) >> np.uint64(32)).astype(np.uint32)
+        return ((v >> n) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return _simple(ins, "b32", ["b32", "b32", "u32"], f)
+
+
 @maker("popc", "clz")
 def _popc(ins: Instr, fn):
     t = _type(ins)
@@ -557,7 +585,7 @@ def _popc(ins: Instr, fn):
     def f(a):
         a = np.asarray(a, dt).astype(np.uint64)
         if ins.opcode == "popc":
-            return np.bitwise_count(a).astype(np.uint32)
+            return _popcount(a).astype(np.uint32)
         n = np.zeros(a.shape, np.uint32)
         x = a.copy()
         for s in (32, 16, 8, 4, 2, 1):

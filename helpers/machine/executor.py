@@ -180,6 +180,7 @@ class Launch:
         self.status = np.zeros(self.T, np.int8)
         self.pc = np.zeros(self.T, np.int64)
         self.tainted = np.zeros(self.T, bool)
+        self.taint_until = np.full(self.T, -1, np.int64)
         self.any_tainted = False
         self.steps = 0
         self.trace_on = False
@@ -209,7 +210,9 @@ class Launch:
         self.status[:] = np.where(self.exists, RUN, EXIT)
         self.pc.fill(0)
         self.tainted.fill(False)
+        self.taint_until.fill(-1)
         self.any_tainted = False
+        self.uctl: dict[int, int] = {}
         self.bar_cnt.fill(-1)
         self.ws_key.fill(-1)
         self.ws_mdef.fill(True)
@@ -475,25 +478,81 @@ class Launch:
             return f"PTX instruction {pc} (the compiler merged it from several lines: no single source line)"
         return f"line {loc.line}"
 
-    def taint(self, G: Group, bad: np.ndarray) -> None:
-        if np.any(bad):
-            self.tainted[G.idx[bad]] = True
-            self.any_tainted = True
+    def taint_branch(self, threads: np.ndarray, p: int) -> None:
+        """``threads`` branch at ``p`` on an undefined value: every register a path of this branch may
+        write is undefined from here, and so is whatever they write until the paths join again."""
+        from .cfg import flow
+
+        self.uctl[p] = self.uctl.get(p, 0) + int(threads.size)
+        join, regs, pcs = flow(self.fn).region(p)
+        self._shadow_stores(threads, regs, pcs)
+        for r in regs:
+            self.D[r][threads] = False
+        fresh = threads[~self.tainted[threads]]
+        self.tainted[threads] = True
+        self.taint_until[fresh] = join  # -1: the paths never join before the thread exits
+        self.any_tainted = True
+
+    def _shadow_stores(self, threads: np.ndarray, regs, pcs) -> None:
+        """What the paths the machine does not follow would write: run the arithmetic of every path of
+        the branch for ``threads`` (their registers saved and restored), and mark the bytes every store
+        or atomic there would address undefined. Loads, synchronisation and guards are skipped, so
+        an address that needs them is a guess; the bytes it names are only ever marked undefined."""
+        if not any(self.fn.instrs[pc].opcode in ("st", "atom", "red") for pc in pcs):
+            return
+        saved = {r: (self.R[r][threads].copy(), self.D[r][threads].copy()) for r in regs}
+        G = Group(threads, self.T)
+        for pc in pcs:
+            op = self.ops[pc]
+            ins = op.instr
+            try:
+                if ins.opcode in ("st", "atom", "red"):
+                    mods = ins.mods
+                    t = mods[-1]
+                    vec = next((int(m[1:]) for m in mods if m in ("v2", "v4")), 1)
+                    space = next((m for m in mods if m in ("global", "shared", "local")), None)
+                    addr_op = ins.operands[1] if ins.opcode == "atom" else ins.operands[0]
+                    av, ad = self.address_reader(addr_op)(G)
+                    self._forget(G, space, av, type_size(t) * vec)
+                elif op.kind == dec.ALU and ins.opcode not in ("ld", "ldu", "st", "activemask"):
+                    op.run(G)
+            except (UnsupportedInstruction, dec.Unsupported, ValueError, KeyError, IndexError):
+                continue
+        for r, (v, d) in saved.items():
+            self.R[r][threads] = v
+            self.D[r][threads] = d
+
+    def _forget(self, G: Group, space, addr, nbytes: int) -> None:
+        """Mark what an access at ``addr`` would cover undefined (silently skipping bad addresses)."""
+        for sp, pos, flat, a, _ in self._resolve(G, self.fn.instrs[0], space, addr, True, nbytes, "", quiet=True):
+            idx = flat[:, None] + np.arange(nbytes)
+            sp.defined[idx.ravel()] = False
+
+    def _untaint_at(self, G: Group, p: int) -> None:
+        t = G.idx[self.tainted[G.idx]]
+        if t.size:
+            done = t[self.taint_until[t] == p]
+            if done.size:
+                self.tainted[done] = False
+                self.any_tainted = bool(self.tainted.any())
 
     # -- memory ---------------------------------------------------------------------------------
 
-    def _resolve(self, G: Group, ins, space: Optional[str], addr, adef, nbytes: int, what: str):
-        """Yield (Space, positions in G, flat byte indices, state-space addresses) for valid accesses."""
+    def _resolve(self, G: Group, ins, space: Optional[str], addr, adef, nbytes: int, what: str,
+                 quiet: bool = False):
+        """Yield (Space, positions in G, flat byte indices, state-space addresses, address defined)
+        for the accesses that can be made; report the others (unless ``quiet``)."""
+        report = (lambda *x, **k: None) if quiet else self.add_finding
         n = G.n
         addr = dec.per_thread(np.asarray(addr).astype(np.int64, copy=False), n)
         valid = np.ones(n, bool)
+        undef = None
         if adef is not True and not adef.all():
-            bad = ~dec.defined_per_thread(adef, n)
-            if bad.any():
-                self.taint(G, bad)
-                self.add_finding("uninitialized", ins.index, f"{what} at an address computed from an undefined value",
-                                 threads=G.idx[bad][:2], count=int(bad.sum()))
-                valid &= ~bad
+            undef = ~dec.defined_per_thread(adef, n)
+            report("uninitialized", ins.index,
+                             f"{what} at an address computed from an undefined value: the machine uses the value "
+                             f"it computed and marks the data undefined; on a GPU the access could go anywhere",
+                             threads=G.idx[undef][:2], count=int(undef.sum()))
         if space is None:
             seg = addr >> mem.SEG_SHIFT
             cls = np.where(seg == mem.SHARED_WINDOW >> mem.SEG_SHIFT, 1,
@@ -505,9 +564,12 @@ class Launch:
         else:
             cls = None
         mis = (addr % nbytes) != 0
+        if undef is not None and (mis & undef).any():
+            valid &= ~(mis & undef)  # an undefined address is not reported again as misaligned
+            mis &= ~undef
         if mis.any() and valid[mis].any():
             m = mis & valid
-            self.add_finding("misaligned", ins.index,
+            report("misaligned", ins.index,
                              f"{what} of {nbytes} bytes at an address that is not a multiple of {nbytes} "
                              f"(PTX requires natural alignment; the hardware raises 'misaligned address')",
                              threads=G.idx[m][:2], count=int(m.sum()), address=int(addr[m][0]))
@@ -554,12 +616,15 @@ class Launch:
                 obj = self.cspace
             if not ok.all():
                 bad = ~ok
-                self.add_finding("out_of_bounds", ins.index, self._oob_message(what, sp, a[bad][0], nbytes),
-                                 threads=tids[bad][:2], count=int(bad.sum()), key_extra=(sp,), space=sp,
-                                 address=int(a[bad][0]))
+                if undef is not None:
+                    bad &= ~undef[pos]  # out of bounds because the address is undefined: skipped quietly
+                if bad.any():
+                    report("out_of_bounds", ins.index, self._oob_message(what, sp, a[bad][0], nbytes),
+                                     threads=tids[bad][:2], count=int(bad.sum()), key_extra=(sp,), space=sp,
+                                     address=int(a[bad][0]))
                 pos, flat, a = pos[ok], flat[ok], a[ok]
             if pos.size:
-                yield obj, pos, flat, a
+                yield obj, pos, flat, a, (None if undef is None else ~undef[pos])
 
     def _oob_message(self, what: str, sp: str, a: int, nbytes: int) -> str:
         if sp == "global":
@@ -711,7 +776,7 @@ class Launch:
         dt = np.dtype(dec.NP[t])
         ut = dec.UINT[es]
         vals = dfn = None
-        for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
+        for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
             k = flat // es
             idx = k if vec == 1 else k[:, None] + np.arange(vec)
             raw = sp.data.view(ut)[idx]
@@ -758,6 +823,8 @@ class Launch:
                     if dup.any():
                         sp.R2[words[dup]] = rec[dup]
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+            if aok is not None:
+                d = d & (aok if vec == 1 else aok[:, None])
             if vec == 1:
                 raw, d = raw[:, None], d[:, None]
             if pos.size == G.n:
@@ -777,7 +844,7 @@ class Launch:
         ut = dec.UINT[es]
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
-        for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
+        for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
             k = flat // es
             idx = k[:, None] + np.arange(vec) if vec > 1 else k
             view = sp.data.view(ut)
@@ -786,6 +853,8 @@ class Launch:
             d = (defs if allpos else defs[pos]).copy()
             if vec == 1:
                 new, d = new[:, 0], d[:, 0]
+            if aok is not None:
+                d &= aok if vec == 1 else aok[:, None]
             if sp.W is not None:
                 old = view[idx]
                 chg_el = old != new if vec == 1 else (old != new).any(axis=1)
@@ -858,7 +927,10 @@ class Launch:
         if self.any_tainted:
             bdef = bdef & ~self.tainted[G.idx]
         b = np.asarray(b, dt)
-        for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, es, "atomic"):
+        for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, es, "atomic"):
+            if aok is not None:
+                bdef = bdef.copy()
+                bdef[pos] &= aok
             if sp is not self.gspace and sp is not self.sspace:
                 raise UnsupportedInstruction(ins.text, ins.loc, f"atomics on {sp.name} memory")
             view = sp.data.view(dec.UINT[es])
@@ -926,7 +998,6 @@ class Launch:
             self.ws_mdef[idx] = True
         else:
             self.ws_mdef[idx] = md
-            self.taint(G, ~np.asarray(md))
         w, _ = G.warps()
         return self.ws_try(w)
 
@@ -1273,20 +1344,34 @@ class Launch:
                                        f"(an endless loop?); raise max_steps if it is just long")
                 op = ops[p]
                 ins = op.instr
+                kind = op.kind
+                if self.any_tainted:
+                    self._untaint_at(G, p)
                 on = None
                 gv = None
+                once = None  # threads tainted for this one instruction (its guard is undefined)
                 if ins.guard is not None:
                     gv = R[ins.guard][G.sel]
                     gd = D[ins.guard][G.sel]
-                    if not gd.all():
-                        self.taint(G, ~gd)
                     if ins.guard_negated:
                         gv = ~gv
+                    if not gd.all():
+                        ud = ~gd
+                        if kind == dec.BRA or kind == dec.EXIT:
+                            self.taint_branch(G.idx[ud], p)
+                        elif kind in (dec.ALU, dec.ATOM, dec.FENCE):
+                            # whether it executes is undefined: execute it, its results undefined
+                            self.uctl[p] = self.uctl.get(p, 0) + int(ud.sum())
+                            gv = gv | ud
+                            once = G.idx[ud & ~self.tainted[G.idx]]
+                            self.tainted[once] = True
+                            self.any_tainted = True
+                        else:
+                            self.uctl[p] = self.uctl.get(p, 0) + int(ud.sum())
                     if gv.all():
                         gv = None
                     else:
                         on = G.sub(gv, T)
-                kind = op.kind
                 if kind != dec.WS:
                     ci_issued[p] += nw
                     ci_active[p] += G.n
@@ -1305,6 +1390,9 @@ class Launch:
                 if kind == dec.ALU or kind == dec.ATOM or kind == dec.FENCE:
                     if act.n:
                         op.run(act)
+                    if once is not None:
+                        self.tainted[once] = False
+                        self.any_tainted = bool(self.tainted.any())
                     p += 1
                     if p >= q:
                         self.pc[G.idx] = p
@@ -1443,8 +1531,10 @@ class Launch:
             d = self.gspace.defined[al.start:al.start + al.nbytes]
             ug.setdefault(name, []).append((~d.reshape(-1, a.itemsize).all(axis=1)).reshape(a.shape) if a.size
                                            else np.zeros(a.shape, bool))
+        uc = [(pc, self.fn.instrs[pc].text, self.fn.instrs[pc].loc.line if self.fn.instrs[pc].loc else None, n)
+              for pc, n in sorted(self.uctl.items())]
         return Report(issues=[self.findings[k] for k in self.order], undefined=undefined, counters=counters,
-                      undefined_globals=ug,
+                      undefined_globals=ug, undefined_control=uc,
                       trace=trace, fma_contractable=list(getattr(self.fn, "_contractable", [])), steps=self.steps)
 
     def copy_back(self) -> None:

@@ -137,6 +137,10 @@ class Report:
     steps:      how many scheduling steps the launch took.
     undefined_globals: for ``globals=`` given as struct fields: {variable: [undefined mask of each
                 array field, in order]}.
+    undefined_control: (pc, PTX, line, threads) of every branch or guard predicate that was undefined
+                for some threads: what those threads computed until their paths joined again is
+                undefined (the machine followed one path; what the other path would have written to
+                memory is not tracked).
     """
 
     issues: list[Finding]
@@ -147,6 +151,7 @@ class Report:
     approximate: list[tuple] = field(default_factory=list)
     steps: int = 0
     undefined_globals: dict[str, list] = field(default_factory=dict)
+    undefined_control: list[tuple] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:

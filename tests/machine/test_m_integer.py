@@ -167,3 +167,25 @@ def test_division_by_zero_is_undefined_not_invented(mod):
     rep = mod.get_function("divzero")((1,), (32,), (a, b, out))
     assert rep.undefined[2][7] and rep.undefined[2].sum() == 1
     np.testing.assert_array_equal(np.delete(out, 7), np.delete(a, 7))
+
+
+def test_funnel_shifts_rotate():
+    src = r'''extern "C" __global__ void rot(const unsigned* a, const unsigned* s, unsigned* out) {
+        int i = threadIdx.x;
+        out[3 * i] = __funnelshift_l(a[i], a[i], s[i]);
+        out[3 * i + 1] = __funnelshift_rc(a[i], ~a[i], s[i]);
+        out[3 * i + 2] = (a[i] << (s[i] & 31)) | (a[i] >> ((32 - s[i]) & 31));
+    }'''
+    mod = machine.RawModule(code=src)
+    assert "shf.l.wrap" in mod.ptx and "shf.r.clamp" in mod.ptx
+    a = np.random.default_rng(7).integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    s = np.arange(32, dtype=np.uint32) * 3
+    out = np.zeros(96, np.uint32)
+    mod.get_function("rot")((1,), (32,), (a, s, out))
+    o = out.reshape(32, 3)
+    A, S = a.astype(np.uint64), s.astype(np.uint64)
+    rotl = ((A << (S & 31)) | (A >> ((32 - (S & 31)) & 31))) & 0xFFFFFFFF
+    rotl = np.where((S & 31) == 0, A, rotl)
+    np.testing.assert_array_equal(o[:, 0], rotl.astype(np.uint32))
+    v = ((~a).astype(np.uint64) << 32) | A
+    np.testing.assert_array_equal(o[:, 1], ((v >> np.minimum(S, 32)) & 0xFFFFFFFF).astype(np.uint32))

@@ -272,3 +272,30 @@ def test_instrumented_kernel_fills_its_trace_sink_like_the_gpu():
     np.testing.assert_array_equal(held.reshape(6, 2, 32), ref.held.astype(np.float64))
     np.testing.assert_array_equal(src.reshape(6, 2, 32), ref.src_lane)
     assert not rep.undefined_globals["warplab_trace_sink"][0].any()
+
+
+UBRANCH_SRC = r"""
+extern "C" __global__ void ubranch(const int* v, int* out) {
+    const int lane = threadIdx.x;
+    const int x = v[lane];
+    int y = 7 * lane;
+    int u = 0;
+    if (lane < 16) u = __shfl_sync(0x0000ffffu, x, 20);   // lane 20 is outside the mask: undefined
+    if (u > 0) { y += x; out[64 + lane] = 1; }
+    out[lane] = x;
+    out[32 + lane] = y;
+}
+"""
+
+
+def test_a_branch_on_an_undefined_value_taints_only_what_it_controls():
+    mod = machine.RawModule(code=UBRANCH_SRC)
+    v = np.arange(1, 33, dtype=np.int32)
+    out = np.full(96, -5, np.int32)
+    rep = mod.get_function("ubranch")((1,), (32,), (v, out))
+    u = rep.undefined[1]
+    np.testing.assert_array_equal(out[:32], v)          # after the join: defined again
+    assert not u[:32].any()
+    assert u[32:48].all() and not u[48:64].any()         # y: written under the undefined condition
+    assert u[64:80].all() and not u[80:].any()           # whether out[64 + lane] was written is undefined
+    assert rep.undefined_control and rep.undefined_control[0][3] == 16
