@@ -251,8 +251,16 @@ def _late(ins: Instr, build: Callable[[Any], Callable]):
     return make
 
 
-def _simple(ins: Instr, t_dst: str, t_srcs: list[str], compute: Callable, defined: Optional[Callable] = None):
-    """d = compute(*sources) elementwise; optional defined(d_value, *source values) -> extra mask."""
+def _same_operands(ins: Instr) -> bool:
+    """``x ^ x`` and ``x - x`` are 0 whatever x holds: defined even when x is not."""
+    a, b = ins.operands[1:3] if len(ins.operands) == 3 else (None, None)
+    return isinstance(a, Reg) and not a.special and a == b
+
+
+def _simple(ins: Instr, t_dst: str, t_srcs: list[str], compute: Callable, defined: Optional[Callable] = None,
+            constant: bool = False):
+    """d = compute(*sources) elementwise; optional defined(d_value, *source values) -> extra mask.
+    ``constant``: the result does not depend on the operands' values (always defined)."""
     def build(ctx):
         w = writer(ctx, ins.operands[0], t_dst)
         rs = [reader(ctx, o, t) for o, t in zip(ins.operands[1:], t_srcs)]
@@ -269,7 +277,9 @@ def _simple(ins: Instr, t_dst: str, t_srcs: list[str], compute: Callable, define
             def run(G):
                 a, da = r0(G)
                 b, db = r1(G)
-                if defined is None:
+                if constant:
+                    w(G, compute(a, b), True)
+                elif defined is None:
                     w(G, compute(a, b), both(da, db))
                 else:
                     v, ok = compute(a, b)
@@ -330,7 +340,7 @@ def _add(ins: Instr, fn):
             return np.clip(r, -2**31, 2**31 - 1).astype(np.int32)
         return _simple(ins, t, [t, t], f)
     if sub:
-        return _simple(ins, t, [t, t], lambda a, b: np.subtract(a, b, dtype=NP[t]))
+        return _simple(ins, t, [t, t], lambda a, b: np.subtract(a, b, dtype=NP[t]), constant=_same_operands(ins))
     return _simple(ins, t, [t, t], lambda a, b: np.add(a, b, dtype=NP[t]))
 
 
@@ -508,7 +518,8 @@ def _logic(ins: Instr, fn):
     g = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[ins.opcode]
     if t == "pred":
         return _pred_logic(ins, ins.opcode)
-    return _simple(ins, t, [t, t], lambda a, b: g(a, b, dtype=NP[t]))
+    return _simple(ins, t, [t, t], lambda a, b: g(a, b, dtype=NP[t]),
+                   constant=ins.opcode == "xor" and _same_operands(ins))
 
 
 @maker("not")
