@@ -1651,13 +1651,13 @@ def _referenced(fn: Function) -> set:
 def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> Launch:
     """A Launch of this shape, reused from an earlier call when it matches (binding costs more than a reset)."""
     key = (id(module), fn.name, grid, block, shared_mem, arrays)
-    L = _CACHE.get(key)
+    L = _CACHE.pop(key, None)
     if L is None:
         L = Launch(module, fn, grid, block, shared_mem, arrays)
-        if L.T <= 1 << 16:  # only small shapes stay: a cached launch holds its register arrays
-            if len(_CACHE) >= 8:
-                _CACHE.pop(next(iter(_CACHE)))
-            _CACHE[key] = L
+    if L.T <= 1 << 17:  # a cached launch holds its registers: keep at most 64, 2^18 threads in all
+        _CACHE[key] = L  # most recently used last
+        while len(_CACHE) > 64 or sum(x.T for x in _CACHE.values()) > 1 << 18:
+            _CACHE.pop(next(iter(_CACHE)))
     return L
 
 
