@@ -16,7 +16,7 @@ written (sign- or zero-extended).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -59,7 +59,6 @@ class Op:
     bar_count: Optional[Callable] = None
     bar_aligned: bool = True
     bar_red: Optional[tuple] = None   # (kind, reader of c, writer of d) for bar.red
-    extra: dict = field(default_factory=dict)
 
 
 class Unsupported(Exception):
@@ -642,7 +641,7 @@ def _bfind(ins: Instr, fn):
             pos = np.where(((u >> np.uint64(i)) & np.uint64(1)) == 1, i, pos)
         if shiftamt:
             pos = np.where(pos >= 0, bits - 1 - pos, -1)
-        return pos.astype(np.int64).astype(np.uint32) if True else pos
+        return pos.astype(np.uint32)  # -1 (no bit found) is 0xffffffff
     return _simple(ins, "u32", [t], f)
 
 
@@ -1069,7 +1068,7 @@ def _cvt(ins: Instr, fn):
             if mode == "rn" and not big:
                 r = a.astype(fd)
             else:
-                r = np.array([V._round_fraction(V.Fraction(int(x)), np.dtype(fd), mode) for x in np.atleast_1d(a)],
+                r = np.array([V.round_fraction(V.Fraction(int(x)), np.dtype(fd), mode) for x in np.atleast_1d(a)],
                              np.float64).astype(fd).reshape(a.shape)
             return V.sat(r) if use_sat else r
         return _simple(ins, dt_, [st], f)
@@ -1098,7 +1097,7 @@ def _cvt(ins: Instr, fn):
                 with np.errstate(over="ignore"):
                     r = a.astype(fd)
             else:
-                r = np.array([V._round_fraction(V.Fraction(float(x)), np.dtype(fd), mode) if np.isfinite(x) else x
+                r = np.array([V.round_fraction(V.Fraction(float(x)), np.dtype(fd), mode) if np.isfinite(x) else x
                               for x in np.atleast_1d(a)], np.float64).astype(fd).reshape(np.shape(a))
         if use_ftz and fd == np.float32:
             r = V.ftz(r)

@@ -36,14 +36,14 @@ Execution model (docs/machine.md has the long form):
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
 from . import decode as dec
 from . import memory as mem
 from .memory import BYTES, CLK, EP, NREC, PC, REL, TID
-from .ptx import Function, Loc, Module, type_size
+from .ptx import Addr, Function, Module, Reg, Sym, type_size
 from .report import Counters, Finding, MachineError, Report, UnsupportedInstruction
 from .warpsync import BadOperand
 
@@ -431,8 +431,8 @@ class Launch:
             v = np.uint64(a.offset & (2**64 - 1))
             return lambda G: (v, True)
         if a.base_is_reg:
-            r = dec.reader(self, dec.Reg(a.base), "u64") if self.R[a.base].dtype.itemsize == 8 else \
-                dec.reader(self, dec.Reg(a.base), "u32")
+            r = dec.reader(self, Reg(a.base), "u64") if self.R[a.base].dtype.itemsize == 8 else \
+                dec.reader(self, Reg(a.base), "u32")
             off = a.offset
 
             def read(G):
@@ -1640,9 +1640,9 @@ def _referenced(fn: Function) -> set:
         names = set()
         for ins in fn.instrs:
             for o in ins.operands:
-                if isinstance(o, dec.Sym):
+                if isinstance(o, Sym):
                     names.add(o.name)
-                elif isinstance(o, dec.Addr) and o.base is not None and not o.base_is_reg:
+                elif isinstance(o, Addr) and o.base is not None and not o.base_is_reg:
                     names.add(o.base)
         fn._symbols = names  # type: ignore[attr-defined]
     return names

@@ -25,7 +25,6 @@ SHARED_WINDOW = 0x10 << SEG_SHIFT
 LOCAL_WINDOW = 0x20 << SEG_SHIFT
 CONST_WINDOW = 0x30 << SEG_SHIFT
 PARAM_WINDOW = 0x40 << SEG_SHIFT
-WINDOW_SIZE = 1 << SEG_SHIFT
 
 # columns of a race record (one int32 row per word)
 TID, PC, EP, CLK, REL, BYTES = range(6)

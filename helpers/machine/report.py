@@ -132,8 +132,6 @@ class Report:
     fma_contractable: PTX instructions (pc, text, line) where an ``add``/``sub`` without a rounding
                 modifier consumes a ``mul`` without one: ptxas may fuse them into an fma on hardware,
                 so float results there may differ from the machine's (which does not fuse).
-    approximate: PTX instructions the machine executed that are approximate on hardware (none today:
-                approximate instructions are refused).
     steps:      how many scheduling steps the launch took.
     undefined_globals: for ``globals=`` given as struct fields: {variable: [undefined mask of each
                 array field, in order]}.
@@ -148,7 +146,6 @@ class Report:
     counters: Counters
     trace: Any = None
     fma_contractable: list[tuple] = field(default_factory=list)
-    approximate: list[tuple] = field(default_factory=list)
     steps: int = 0
     undefined_globals: dict[str, list] = field(default_factory=dict)
     undefined_control: list[tuple] = field(default_factory=list)

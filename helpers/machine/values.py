@@ -65,11 +65,7 @@ def fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return out
 
 
-def _frac(x: float) -> Fraction:
-    return Fraction(x)
-
-
-def _round_fraction(q: Fraction, dtype: np.dtype, mode: str) -> float:
+def round_fraction(q: Fraction, dtype: np.dtype, mode: str) -> float:
     """Round an exact rational to ``dtype`` with PTX rounding ``mode`` (rn rz rm rp)."""
     info = np.finfo(dtype)
     mant = info.nmant + 1
@@ -121,7 +117,7 @@ def exact_op(op: str, dtype: np.dtype, mode: str, *args: np.ndarray) -> np.ndarr
                      "sqrt": lambda a: np.sqrt(a)}[op](*[dtype.type(v) for v in vals])
             res[i] = x
             continue
-        fr = [_frac(v) for v in vals]
+        fr = [Fraction(v) for v in vals]
         if op == "add":
             q = fr[0] + fr[1]
         elif op == "sub":
@@ -147,7 +143,7 @@ def exact_op(op: str, dtype: np.dtype, mode: str, *args: np.ndarray) -> np.ndarr
             else:
                 res[i] = -0.0 if (np.signbit(vals[0]) != np.signbit(vals[1])) else 0.0
             continue
-        res[i] = _round_fraction(q, dtype, mode)
+        res[i] = round_fraction(q, dtype, mode)
     return out
 
 

@@ -185,9 +185,9 @@ def test_float_to_int_saturates_and_nan_becomes_zero(mod):
         np.testing.assert_array_equal(ou, sat(np.trunc(a.astype(np.float64)), 0, 2**32 - 1).astype(np.uint64))
     of = of.reshape(5, n)
     assert _same(of[0], ii.astype(np.float32))
-    rz = [values._round_fraction(Fraction(int(x)), np.dtype(np.float32), "rz") for x in ii]
+    rz = [values.round_fraction(Fraction(int(x)), np.dtype(np.float32), "rz") for x in ii]
     assert _same(of[1], np.array(rz, np.float32))
-    rn64 = [values._round_fraction(Fraction(int(x)), np.dtype(np.float32), "rn") for x in il]
+    rn64 = [values.round_fraction(Fraction(int(x)), np.dtype(np.float32), "rn") for x in il]
     assert _same(of[2], np.array(rn64, np.float32))
     with np.errstate(all="ignore"):
         assert _same(of[3], np.rint(a))
