@@ -1185,8 +1185,9 @@ def _ld(ins: Instr, fn):
 def _st(ins: Instr, fn):
     space, vec, t, flags = _mem_mods(ins)
     if space == "param":
-        raise Unsupported("st.param passes arguments to a device-function call, and calls are not "
-                          "implemented (NVRTC inlines device functions unless they are __noinline__)")
+        raise Unsupported(f"st.param passes an argument to a call of `{_callee_after(fn, ins.index)}`, and "
+                          f"device-function calls are not implemented (printf, assert and __noinline__ "
+                          f"functions compile to calls; NVRTC inlines other device functions)")
     if space == "const":
         raise Unsupported("st.const: constant memory is read-only")
 
@@ -1302,10 +1303,21 @@ def _trap(ins: Instr, fn):
     return lambda ctx: Op(TRAP, ins)
 
 
+def _callee_after(fn, index: int) -> str:
+    """The function the next ``call`` from ``index`` on calls (``vprintf`` for printf)."""
+    for ins in fn.instrs[index:]:
+        if ins.opcode == "call":
+            for o in ins.operands:
+                if isinstance(o, Sym) and not o.name.startswith("("):
+                    return o.name + (" (printf)" if o.name == "vprintf" else "") + \
+                        (" (assert)" if o.name == "__assertfail" else "")
+    return "a device function"
+
+
 @maker("call")
 def _call(ins: Instr, fn):
-    raise Unsupported("device-function calls are not implemented (NVRTC usually inlines them; "
-                      "mark the function __forceinline__)")
+    raise Unsupported(f"device-function calls are not implemented: this calls `{_callee_after(fn, ins.index)}` "
+                      f"(printf, assert and __noinline__ functions compile to calls)")
 
 
 @maker("bar", "barrier")
