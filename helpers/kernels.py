@@ -98,6 +98,11 @@ def _include_options() -> list[str]:
     return opts
 
 
+def include_options() -> list[str]:
+    """The -I flags that compiling kernels/ code needs (kernels/, CUB, cooperative groups)."""
+    return _include_options()
+
+
 def _options(defines: Sequence[str], extra: Sequence[str]) -> tuple[str, ...]:
     return ("-std=c++17", *(f"-D{d}" for d in defines), *extra)
 
@@ -126,12 +131,19 @@ def ptx(name: str, arch: str = "sm_90", name_expressions: Sequence[str] = (),
     ``arch`` is ``"sm_XY"`` or ``"compute_XY"``. Raises RuntimeError with NVRTC's log when the kernel
     does not compile. Template kernels need ``name_expressions`` to be instantiated at all.
     """
+    return compiled(name, arch, name_expressions, defines, options).ptx
+
+
+def compiled(name: str, arch: str = "sm_90", name_expressions: Sequence[str] = (),
+             defines: Sequence[str] = (), options: Sequence[str] = ()) -> nvrtc.Compiled:
+    """As :func:`ptx`, with the mangled name of every name expression (``.lowered``), which loading
+    the PTX as a module needs (``helpers.proof.record``)."""
     m = re.fullmatch(r"(?:sm|compute)_(\d{2,3}a?)", arch)
     if not m:
         raise ValueError(f"arch must look like 'sm_90' or 'compute_80'; got {arch!r}")
     opts = [f"-arch=compute_{m.group(1)}", *_options(defines, options), *_include_options()]
     try:
         return nvrtc.compile(source(name), filename=f"{name}.cu", options=opts,
-                             name_expressions=name_expressions).ptx
+                             name_expressions=name_expressions)
     except nvrtc.CompileError as exc:
         raise RuntimeError(f"kernels/{name}.cu does not compile for {arch}:\n{exc.log}") from exc

@@ -1,0 +1,1675 @@
+"""One kernel launch on the SIMT machine: threads, the scheduler, memory, synchronisation, findings.
+
+Execution model (docs/machine.md has the long form):
+
+* Threads as on hardware (CUDA C++ Programming Guide, "Thread Hierarchy"): linear id
+  ``x + y*Dx + z*Dx*Dy``; warps are 32 consecutive linear ids; a block whose size is not a multiple
+  of 32 has a partial last warp, whose missing lanes never exist (they behave as exited lanes).
+* Independent thread scheduling (Programming Guide, "Independent Thread Scheduling", Volta+): every
+  thread has its own PC. The scheduler repeatedly takes the *lowest PC* among runnable threads and
+  executes that instruction for every runnable thread at it, across all warps and blocks at once
+  (vectorised). Lowest-PC-first reconverges structured code at its join points, so convergent code
+  runs as whole warps. A group keeps going through straight-line code while it is still the lowest.
+* Warp-synchronous instructions (PTX ISA 9.7.9.6 shfl.sync, 9.7.12.2 bar.warp.sync, 9.7.12.8 vote,
+  9.7.12.9 match, 9.7.12.11 redux): a thread waits until every non-exited lane named in its member
+  mask waits at a *matching* instruction (same operation and qualifiers, same mask); on sm_70+ that
+  may be a different instruction instance (``__syncwarp()`` on both sides of a branch). When no
+  thread can move, lanes waiting at non-matching ones make the call undefined (``undefined_shuffle``,
+  it then executes with those lanes as non-callers); lanes that wait at a barrier are a ``deadlock``.
+* Barriers (PTX ISA 9.7.12.1 bar/barrier): a barrier waits for every non-exited thread of the CTA
+  (or ``b`` threads, counted per whole warp); exiting threads release barriers they hold up (PTX ISA
+  9.7.13.5 exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp that meet
+  at different barrier instructions are a ``divergent_barrier``.
+* Atomics (PTX ISA 9.7.12.5 atom / 9.7.12.6 red) run one thread at a time: within one scheduling
+  step in increasing linear thread id over the whole grid (block-major: block linear id, then
+  thread linear id), steps in schedule order.
+* Races: two accesses to one address (global or shared) by different threads, at least one a write,
+  not ordered by happens-before, are a ``race``. Happens-before here: program order; a completed
+  CTA barrier (for threads of that CTA); ``bar.warp.sync`` between lanes it synchronises (a vector
+  clock per lane); and, across CTAs, a gpu-scope fence before an atomic that a later atomic of the
+  other CTA followed by a fence observes (release/acquire through fences and atomics, PTX ISA 8
+  "Memory Consistency Model", tracked per CTA). Shuffles and votes are not fences; volatile is not
+  a barrier; atomics themselves are not checked. A load that sees a racing store's changed value,
+  or one that a racing store later changes, is undefined (the second case is found and the launch
+  replayed once with those loads marked).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import numpy as np
+
+from . import decode as dec
+from . import memory as mem
+from .memory import BYTES, CLK, EP, NREC, PC, REL, TID
+from .ptx import Addr, Function, Module, Reg, Sym, type_size
+from .report import Counters, Finding, MachineError, Report, UnsupportedInstruction
+from .warpsync import BadOperand
+
+RUN, BAR, WS, EXIT = 0, 1, 2, 3
+LANE = np.arange(32, dtype=np.int64)
+ONES = {1: np.uint8(1), 2: np.uint16(0x0101), 4: np.uint32(0x01010101), 8: np.uint64(0x0101010101010101)}
+BIG = np.int64(1) << np.int64(40)
+
+
+class Group:
+    """Threads executing one instruction together: sorted linear thread ids (``idx``)."""
+
+    __slots__ = ("idx", "n", "full", "sel", "_warps", "_counts", "_lm")
+
+    def __init__(self, idx: np.ndarray, total: int) -> None:
+        self.idx = idx
+        self.n = idx.size
+        self.full = self.n == total
+        self.sel = slice(None) if self.full else idx
+        self._warps = None
+        self._counts = None
+        self._lm = None
+
+    def sub(self, keep: np.ndarray, total: int) -> "Group":
+        return Group(self.idx[keep], total)
+
+    def warps(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._warps is None:
+            w = self.idx >> 5
+            if self.n == 0:
+                self._warps, self._counts = w, w
+            elif self.full or w[0] == w[-1] - self.n // 32 + 1 and self.n % 32 == 0 and \
+                    (self.n == 32 or (w[31::32] == w[::32]).all()):
+                self._warps = w[::32]  # whole warps in order
+                self._counts = np.full(self._warps.size, 32)
+            else:
+                brk = np.empty(self.n, bool)
+                brk[0] = True
+                np.not_equal(w[1:], w[:-1], out=brk[1:])
+                starts = np.flatnonzero(brk)
+                self._warps = w[starts]
+                ends = np.empty(starts.size, np.int64)
+                ends[:-1] = starts[1:]
+                ends[-1] = self.n
+                self._counts = ends - starts
+        return self._warps, self._counts
+
+    def warp_masks(self) -> np.ndarray:
+        """Per warp of the group: the bitmask of its lanes in the group."""
+        w, _ = self.warps()
+        if self._lm is None:
+            inv = np.searchsorted(w, self.idx >> 5)
+            self._lm = np.bincount(inv, weights=(np.int64(1) << (self.idx & 31)).astype(np.float64),
+                                   minlength=w.size).astype(np.int64).astype(np.uint32)
+        return self._lm
+
+    def lane_masks_per_thread(self) -> np.ndarray:
+        w, _ = self.warps()
+        inv = np.searchsorted(w, self.idx >> 5)
+        return self.warp_masks()[inv]
+
+
+def _prepared(fn: Function) -> list:
+    makers = getattr(fn, "_makers", None)
+    if makers is None:
+        makers = [dec.decode(ins, fn) for ins in fn.instrs]
+        fn._makers = makers  # type: ignore[attr-defined]
+        fn._contractable = _contractable(fn)  # type: ignore[attr-defined]
+    return makers
+
+
+def _contractable(fn: Function) -> list[tuple]:
+    """add/sub.f32/f64 without a rounding modifier fed by a mul without one: ptxas may fuse the pair
+    into an fma (PTX ISA 9.7.3.1 add: "add.f32 ... may be optimized aggressively by the code
+    generator, e.g. mul/add sequences with no rounding modifiers may be contracted into fma")."""
+    muls = set()
+    for ins in fn.instrs:
+        if ins.opcode == "mul" and ins.mods and ins.mods[-1] in ("f32", "f64") and \
+                not any(m in dec.ROUND_F for m in ins.mods) and ins.operands:
+            muls.add(getattr(ins.operands[0], "name", None))
+    out = []
+    for ins in fn.instrs:
+        if ins.opcode in ("add", "sub") and ins.mods and ins.mods[-1] in ("f32", "f64") and \
+                not any(m in dec.ROUND_F for m in ins.mods):
+            if any(getattr(o, "name", None) in muls for o in ins.operands[1:]):
+                out.append((ins.index, ins.text, ins.loc.line if ins.loc else None))
+    return out
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+class Launch:
+    """The state of one launch. Decoded ops call back into it for memory and synchronisation."""
+
+    def __init__(self, module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> None:
+        """Geometry, registers and decoded ops for launches of ``fn`` with this shape; ``arrays`` says
+        which argument positions are arrays (their order fixes the global address of every variable)."""
+        self.module, self.fn = module, fn
+        self.grid, self.block = grid, block
+        self.B = block[0] * block[1] * block[2]
+        self.Wc = (self.B + 31) // 32
+        self.TPC = self.Wc * 32
+        self.ncta = grid[0] * grid[1] * grid[2]
+        self.T = self.ncta * self.TPC
+        self.n_warps = self.T // 32
+        if self.T > 1 << 24:
+            raise MachineError(f"grid {grid} x block {block} has {self.ncta * self.B} threads; the machine "
+                               f"runs at most {1 << 24}")
+        if len(arrays) != len(fn.params):
+            raise ValueError(f"args must have one value per kernel parameter ({len(fn.params)}: "
+                             f"{[p.type for p in fn.params]}); got {len(arrays)}")
+        self.arrays = arrays
+        tid = np.arange(self.T, dtype=np.int64)
+        self.local = tid % self.TPC
+        self.exists = self.local < self.B
+        self.arange = np.arange(max(self.T * 4, 64), dtype=np.int64)
+        self._special: dict[str, np.ndarray] = {}
+        self.R: dict[str, np.ndarray] = {}
+        self.D: dict[str, np.ndarray] = {}
+        for name, t in fn.regs.items():
+            self.R[name] = np.zeros(self.T, dec.storage_dtype(t))
+            self.D[name] = np.zeros(self.T, bool)
+        self._static_layout(shared_mem)
+        self.bar_id = np.zeros(self.T, np.int64)
+        self.bar_cnt = np.full(self.T, -1, np.int64)
+        self.bar_pred = np.zeros(self.T, bool)
+        self.bar_pred_def = np.ones(self.T, bool)
+        self.ws_key = np.full(self.T, -1, np.int64)
+        self.ws_mask = np.zeros(self.T, np.int64)
+        self.ws_mdef = np.ones(self.T, bool)
+        self.key_ids: dict[str, int] = {}
+        self.status = np.zeros(self.T, np.int8)
+        self.pc = np.zeros(self.T, np.int64)
+        self.tainted = np.zeros(self.T, bool)
+        self.taint_until = np.full(self.T, -1, np.int64)
+        self.any_tainted = False
+        self.steps = 0
+        self.trace_on = False
+        self.ops = [m(self) for m in _prepared(fn)]
+        self.used = False
+
+    def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
+              globals_: Optional[dict] = None) -> None:
+        """Reset every per-launch state and load the arguments."""
+        if self.used:
+            for name in self.R:
+                self.R[name].fill(0)
+                self.D[name].fill(False)
+        self.used = True
+        self.trace_on = trace
+        self.max_steps = max_steps
+        self.racy_loads = racy_loads if racy_loads is not None else set()
+        self.new_racy: set = set()
+        by_pc: dict[int, list] = {}
+        for t_, p_ in self.racy_loads:
+            by_pc.setdefault(p_, []).append(t_)
+        self.racy_by_pc = {k: np.array(v, np.int64) for k, v in by_pc.items()}
+        self.deadlocked = False
+        self.steps = 0
+        self.findings: dict[tuple, Finding] = {}
+        self.order: list[tuple] = []
+        self.status[:] = np.where(self.exists, RUN, EXIT)
+        self.pc.fill(0)
+        self.tainted.fill(False)
+        self.taint_until.fill(-1)
+        self.any_tainted = False
+        self.uctl: dict[int, int] = {}
+        self.bar_cnt.fill(-1)
+        self.ws_key.fill(-1)
+        self.ws_mdef.fill(True)
+        self.bar_pred_def.fill(True)
+        self.bepoch = np.zeros(self.ncta, np.int32)
+        self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
+        self.rel = np.zeros(self.ncta, np.int32)
+        self.acq: Optional[np.ndarray] = None         # (ncta, ncta) acquired release stamps
+        self.t_fence: dict[int, int] = {}
+        self.pending: dict[int, np.ndarray] = {}
+        self.syncvars: dict[tuple, np.ndarray] = {}
+        n_ins = len(self.fn.instrs)
+        self.ci = {k: np.zeros(n_ins, np.int64) for k in ("issued", "active_lanes", "predicated_on", "shared_requests",
+                                                         "shared_wavefronts", "global_requests", "global_sectors",
+                                                         "barriers")}
+        self.cw = {k: np.zeros(self.n_warps, np.int64) for k in self.ci}
+        self.events: list = []
+        self.ws_events: list = []
+        self._memory(args, globals_ or {})
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _static_layout(self, shared_mem: int) -> None:
+        """Where every variable and parameter lives (the same for every launch of this shape)."""
+        fn, module = self.fn, self.module
+        self.syms: dict[str, tuple[str, int]] = {}
+        n_arrays = sum(self.arrays)
+        used = _referenced(fn)
+        self.global_vars = [v for v in module.vars if v.space == "global" and v.name in used]
+        for j, v in enumerate(self.global_vars):
+            self.syms[v.name] = ("global", (mem.GLOBAL_SEG0 + n_arrays + j) << mem.SEG_SHIFT)
+        off = 0
+        for p in fn.params:
+            off = _align(off, p.align)
+            self.syms[p.name] = ("param", off)
+            off += p.size
+        self.param_size = off
+        off = 0
+        cvars = [v for v in module.vars if v.space == "const"]
+        for v in cvars:
+            off = _align(off, v.align)
+            self.syms[v.name] = ("const", off)
+            off += v.size
+        self.cspace = mem.Space("const", off, defined=True, track_written=False, races=False)
+        for v in cvars:
+            if v.init:
+                o = self.syms[v.name][1]
+                self.cspace.data[o:o + v.size] = _init_bytes(v)
+        # shared: static variables, then the dynamic (extern) area
+        off = 0
+        self.shared_vars: list[tuple[int, int, str, str]] = []
+        externs = []
+        for v in [*module.vars, *fn.vars]:
+            if v.space != "shared":
+                continue
+            if v.extern or v.count == 0:
+                externs.append(v)
+                continue
+            off = _align(off, v.align)
+            self.syms[v.name] = ("shared", off)
+            self.shared_vars.append((off, v.size, v.name, v.type))
+            off += v.size
+        dyn = _align(off, max([16] + [v.align for v in externs]))
+        for v in externs:
+            self.syms[v.name] = ("shared", dyn)
+            self.shared_vars.append((dyn, shared_mem, v.name, v.type))
+        self.S_total = dyn + shared_mem if externs else off + shared_mem
+        self.dyn_base = dyn if externs else off
+        if self.S_total > 228 * 1024:
+            raise ValueError(f"shared_mem: {self.S_total} bytes of shared memory per block exceed the 227 KiB "
+                             f"an sm_90 block may have")
+        self.S_stride = _align(max(self.S_total, 4), 256)
+        off = 0
+        for v in fn.vars:
+            if v.space == "local":
+                off = _align(off, v.align)
+                self.syms[v.name] = ("local", off)
+                off += v.size
+        self.L_total = off
+        self.L_stride = _align(max(off, 4), 16)
+
+    def _memory(self, args, globals_: dict) -> None:
+        """Fresh memory for one launch: the arguments' allocations, variables, parameters."""
+        fn = self.fn
+        gl = mem.GlobalLayout()
+        self.arg_allocs: list[Optional[mem.Allocation]] = []
+        self.args = args
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                if not a.flags.c_contiguous:
+                    raise ValueError(f"args[{i}] must be a C-contiguous NumPy array (use np.ascontiguousarray)")
+                self.arg_allocs.append(gl.add(f"argument {i}", a.nbytes, mem.array_offset(a), arg=i))
+            else:
+                self.arg_allocs.append(None)
+        var_allocs = [(v, gl.add(v.name, v.size)) for v in self.global_vars]
+        known = {v.name: v for v in self.global_vars}
+        self.extra: list[tuple[str, np.ndarray, mem.Allocation]] = []
+        var_bytes: dict[str, bytes] = {}
+        for name, value in globals_.items():
+            if name not in known:
+                raise ValueError(f"globals: {name!r} is not a __device__ variable this kernel uses; "
+                                 f"it uses {sorted(known) or 'none'}")
+            var_bytes[name] = self._pack_global(name, value, known[name], gl)
+        self.glayout = gl
+        self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
+        for a, al in zip(args, self.arg_allocs):
+            if al is not None and al.nbytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
+        for v, al in var_allocs:
+            if v.init:
+                self.gspace.data[al.start:al.start + al.nbytes] = _init_bytes(v)
+            if v.name in var_bytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = np.frombuffer(var_bytes[v.name], np.uint8)
+        for _, a, al in self.extra:
+            if al.nbytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
+        self.gtab = gl.tables()
+        pbytes = bytearray(self.param_size)
+        for i, (p, a) in enumerate(zip(fn.params, args)):
+            o = self.syms[p.name][1]
+            pbytes[o:o + p.size] = _param_bytes(i, p, a, self.arg_allocs[i])
+        self.pspace = mem.Space("param", len(pbytes), defined=True, track_written=False, races=False)
+        self.pspace.data[:len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
+        self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
+        self.lspace = mem.Space("local", self.T * self.L_stride if self.L_total else 16, defined=False,
+                                track_written=True, races=False)
+
+    def _pack_global(self, name: str, value, var, gl: mem.GlobalLayout) -> bytes:
+        """The bytes of a __device__ variable: raw (an array or scalar of its size) or a tuple of
+        struct fields laid out in C order with natural alignment, arrays becoming pointers to new
+        allocations (updated in place after the launch)."""
+        if isinstance(value, tuple):
+            out = bytearray()
+            for j, f in enumerate(value):
+                if isinstance(f, np.ndarray):
+                    if not f.flags.c_contiguous:
+                        raise ValueError(f"globals[{name!r}][{j}] must be a C-contiguous array")
+                    al = gl.add(f"{name} field {j}", f.nbytes, mem.array_offset(f))
+                    self.extra.append((name, f, al))
+                    b, align = int(al.base).to_bytes(8, "little"), 8
+                elif isinstance(f, np.generic):
+                    b, align = f.tobytes(), f.dtype.itemsize
+                else:
+                    raise ValueError(f"globals[{name!r}][{j}] must be a NumPy array (a pointer) or a NumPy "
+                                     f"scalar; got {type(f).__name__}")
+                out.extend(b"\0" * ((-len(out)) % align))
+                out.extend(b)
+            out.extend(b"\0" * ((-len(out)) % 8))
+            data = bytes(out)
+        elif isinstance(value, (np.ndarray, np.generic)):
+            data = value.tobytes()
+        else:
+            raise ValueError(f"globals[{name!r}] must be a tuple of fields, a NumPy array or a NumPy scalar")
+        if len(data) > var.size or (not isinstance(value, tuple) and len(data) != var.size):
+            raise ValueError(f"globals[{name!r}] has {len(data)} bytes; the variable has {var.size}")
+        return data + b"\0" * (var.size - len(data))
+
+    # -- services for decoded ops -------------------------------------------------------------
+
+    def special(self, name: str) -> np.ndarray:
+        if name in self._special:
+            return self._special[name]
+        loc = self.local
+        bx, by, bz = self.block
+        gx, gy, gz = self.grid
+        cta = np.arange(self.T, dtype=np.int64) // self.TPC
+        lane = np.arange(self.T, dtype=np.int64) & 31
+        base = name.split(".")[0]
+        comp = name.split(".")[1] if "." in name else None
+        k = {"x": 0, "y": 1, "z": 2}.get(comp, 0)
+        if base == "%tid":
+            v = [loc % bx, (loc // bx) % by, loc // (bx * by)][k]
+        elif base == "%ntid":
+            v = np.full(self.T, self.block[k])
+        elif base == "%ctaid":
+            v = [cta % gx, (cta // gx) % gy, cta // (gx * gy)][k]
+        elif base == "%nctaid":
+            v = np.full(self.T, self.grid[k])
+        elif base == "%laneid":
+            v = lane
+        elif base == "%warpid":
+            v = loc >> 5
+        elif base == "%nwarpid":
+            v = np.full(self.T, self.Wc)
+        elif base.startswith("%lanemask_"):
+            kind = base[len("%lanemask_"):]
+            one = np.uint64(1) << lane.astype(np.uint64)
+            v = {"eq": one, "lt": one - np.uint64(1), "le": (one << np.uint64(1)) - np.uint64(1),
+                 "gt": ~((one << np.uint64(1)) - np.uint64(1)), "ge": ~(one - np.uint64(1))}[kind]
+            v = (v & np.uint64(0xFFFFFFFF))
+        elif base in ("%smid", "%gridid"):
+            v = np.zeros(self.T)
+        elif base == "%nsmid":
+            v = np.ones(self.T)
+        elif base == "%dynamic_smem_size":
+            v = np.full(self.T, self.S_total - self.dyn_base)
+        elif base == "%total_smem_size":
+            v = np.full(self.T, self.S_total)
+        else:
+            raise dec.Unsupported(f"special register {name}")
+        arr = np.asarray(v).astype(np.uint32)
+        self._special[name] = arr
+        return arr
+
+    def symbol_address(self, name: str) -> int:
+        if name not in self.syms:
+            raise dec.Unsupported(f"unknown symbol {name}")
+        return self.syms[name][1]
+
+    def window(self, space: str) -> int:
+        return {"global": 0, "shared": mem.SHARED_WINDOW, "local": mem.LOCAL_WINDOW, "const": mem.CONST_WINDOW,
+                "param": mem.PARAM_WINDOW}[space]
+
+    def address_reader(self, a):
+        if a.base is None:
+            v = np.uint64(a.offset & (2**64 - 1))
+            return lambda G: (v, True)
+        if a.base_is_reg:
+            r = dec.reader(self, Reg(a.base), "u64") if self.R[a.base].dtype.itemsize == 8 else \
+                dec.reader(self, Reg(a.base), "u32")
+            off = a.offset
+
+            def read(G):
+                v, d = r(G)
+                return np.asarray(v).astype(np.int64) + off, d
+            return read
+        v = np.int64(self.symbol_address(a.base) + a.offset)
+        return lambda G: (v, True)
+
+    # -- findings -------------------------------------------------------------------------------
+
+    def thread_desc(self, t: int) -> tuple:
+        cta, loc = int(t) // self.TPC, int(t) % self.TPC
+        bx, by, _ = self.block
+        gx, gy, _ = self.grid
+        return ((cta % gx, (cta // gx) % gy, cta // (gx * gy)), (loc % bx, (loc // bx) % by, loc // (bx * by)))
+
+    def add_finding(self, kind: str, pc: int, message: str, threads=(), count: int = 1, other_pc: Optional[int] = None,
+                    key_extra=(), **detail) -> None:
+        key = (kind, pc, other_pc, key_extra)
+        f = self.findings.get(key)
+        if f is not None:
+            f.count += count
+            return
+        ins = self.fn.instrs[pc]
+        loc = ins.loc
+        f = Finding(kind=kind, message=message, threads=tuple(self.thread_desc(t) for t in threads),
+                    instruction=ins.text, line=loc.line if loc and loc.line else None, file=loc.file if loc else None,
+                    loc=loc,
+                    count=count, detail=detail)
+        if other_pc is not None:
+            o = self.fn.instrs[other_pc]
+            f.other_instruction, f.other_loc = o.text, o.loc
+            f.other_line, f.other_file = (o.loc.line or None, o.loc.file) if o.loc else (None, None)
+        self.findings[key] = f
+        self.order.append(key)
+
+    def where(self, pc: int) -> str:
+        loc = self.fn.instrs[pc].loc
+        if loc is None:
+            return f"PTX instruction {pc}"
+        if not loc.line:
+            return f"PTX instruction {pc} (the compiler merged it from several lines: no single source line)"
+        return f"line {loc.line}"
+
+    def taint_branch(self, threads: np.ndarray, p: int) -> None:
+        """``threads`` branch at ``p`` on an undefined value: every register a path of this branch may
+        write is undefined from here, and so is whatever they write until the paths join again."""
+        from .cfg import flow
+
+        self.uctl[p] = self.uctl.get(p, 0) + int(threads.size)
+        join, regs, pcs = flow(self.fn).region(p)
+        self._shadow_stores(threads, regs, pcs)
+        for r in regs:
+            self.D[r][threads] = False
+        fresh = threads[~self.tainted[threads]]
+        self.tainted[threads] = True
+        self.taint_until[fresh] = join  # -1: the paths never join before the thread exits
+        self.any_tainted = True
+
+    def _shadow_stores(self, threads: np.ndarray, regs, pcs) -> None:
+        """What the paths the machine does not follow would write: run the arithmetic of every path of
+        the branch for ``threads`` (their registers saved and restored), and mark the bytes every store
+        or atomic there would address undefined. Loads, synchronisation and guards are skipped, so
+        an address that needs them is a guess; the bytes it names are only ever marked undefined."""
+        if not any(self.fn.instrs[pc].opcode in ("st", "atom", "red") for pc in pcs):
+            return
+        saved = {r: (self.R[r][threads].copy(), self.D[r][threads].copy()) for r in regs}
+        G = Group(threads, self.T)
+        for pc in pcs:
+            op = self.ops[pc]
+            ins = op.instr
+            try:
+                if ins.opcode in ("st", "atom", "red"):
+                    mods = ins.mods
+                    t = mods[-1]
+                    vec = next((int(m[1:]) for m in mods if m in ("v2", "v4")), 1)
+                    space = next((m for m in mods if m in ("global", "shared", "local")), None)
+                    addr_op = ins.operands[1] if ins.opcode == "atom" else ins.operands[0]
+                    av, ad = self.address_reader(addr_op)(G)
+                    self._forget(G, space, av, type_size(t) * vec)
+                elif op.kind == dec.ALU and ins.opcode not in ("ld", "ldu", "st", "activemask"):
+                    op.run(G)
+            except (UnsupportedInstruction, dec.Unsupported, ValueError, KeyError, IndexError):
+                continue
+        for r, (v, d) in saved.items():
+            self.R[r][threads] = v
+            self.D[r][threads] = d
+
+    def _forget(self, G: Group, space, addr, nbytes: int) -> None:
+        """Mark what an access at ``addr`` would cover undefined (silently skipping bad addresses)."""
+        for sp, pos, flat, a, _ in self._resolve(G, self.fn.instrs[0], space, addr, True, nbytes, "", quiet=True):
+            idx = flat[:, None] + np.arange(nbytes)
+            sp.defined[idx.ravel()] = False
+
+    def _untaint_at(self, G: Group, p: int) -> None:
+        t = G.idx[self.tainted[G.idx]]
+        if t.size:
+            done = t[self.taint_until[t] == p]
+            if done.size:
+                self.tainted[done] = False
+                self.any_tainted = bool(self.tainted.any())
+
+    # -- memory ---------------------------------------------------------------------------------
+
+    def _resolve(self, G: Group, ins, space: Optional[str], addr, adef, nbytes: int, what: str,
+                 quiet: bool = False):
+        """Yield (Space, positions in G, flat byte indices, state-space addresses, address defined)
+        for the accesses that can be made; report the others (unless ``quiet``)."""
+        report = (lambda *x, **k: None) if quiet else self.add_finding
+        n = G.n
+        addr = dec.per_thread(np.asarray(addr).astype(np.int64, copy=False), n)
+        valid = np.ones(n, bool)
+        undef = None
+        if adef is not True and not adef.all():
+            undef = ~dec.defined_per_thread(adef, n)
+            report("uninitialized", ins.index,
+                             f"{what} at an address computed from an undefined value: the machine uses the value "
+                             f"it computed and marks the data undefined; on a GPU the access could go anywhere",
+                             threads=G.idx[undef][:2], count=int(undef.sum()))
+        if space is None:
+            seg = addr >> mem.SEG_SHIFT
+            cls = np.where(seg == mem.SHARED_WINDOW >> mem.SEG_SHIFT, 1,
+                           np.where(seg == mem.LOCAL_WINDOW >> mem.SEG_SHIFT, 2,
+                                    np.where(seg == mem.CONST_WINDOW >> mem.SEG_SHIFT, 3,
+                                             np.where(seg == mem.PARAM_WINDOW >> mem.SEG_SHIFT, 4, 0))))
+            names = ("global", "shared", "local", "const", "param")
+            windows = (0, mem.SHARED_WINDOW, mem.LOCAL_WINDOW, mem.CONST_WINDOW, mem.PARAM_WINDOW)
+        else:
+            cls = None
+        mis = (addr % nbytes) != 0
+        if undef is not None and (mis & undef).any():
+            valid &= ~(mis & undef)  # an undefined address is not reported again as misaligned
+            mis &= ~undef
+        if mis.any() and valid[mis].any():
+            m = mis & valid
+            report("misaligned", ins.index,
+                             f"{what} of {nbytes} bytes at an address that is not a multiple of {nbytes} "
+                             f"(PTX requires natural alignment; the hardware raises 'misaligned address')",
+                             threads=G.idx[m][:2], count=int(m.sum()), address=int(addr[m][0]))
+            valid &= ~mis
+        spaces = [space] if space is not None else [names[c] for c in np.unique(cls[valid])] if valid.any() else []
+        for sp in spaces:
+            if cls is None:
+                if valid.all():
+                    pos, a = self.arange[:n], addr
+                else:
+                    pos = np.flatnonzero(valid)
+                    a = addr[pos]
+            else:
+                c = names.index(sp)
+                pos = np.flatnonzero(valid & (cls == c))
+                a = addr[pos] - windows[c]
+            if pos.size == 0:
+                continue
+            tids = G.idx[pos]
+            if sp == "global":
+                seg = (a >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
+                base, size, start = self.gtab
+                known = (seg >= 0) & (seg < len(self.glayout.allocs))
+                segc = np.where(known, seg, 0)
+                off = a - base[segc]
+                ok = known & (off >= 0) & (off + nbytes <= size[segc])
+                flat = start[segc] + off
+                obj = self.gspace
+            elif sp == "shared":
+                ok = (a >= 0) & (a + nbytes <= self.S_total)
+                flat = (tids // self.TPC) * self.S_stride + a
+                obj = self.sspace
+            elif sp == "local":
+                ok = (a >= 0) & (a + nbytes <= self.L_total)
+                flat = tids * self.L_stride + a
+                obj = self.lspace
+            elif sp == "param":
+                ok = (a >= 0) & (a + nbytes <= self.pspace.size)
+                flat = a
+                obj = self.pspace
+            else:
+                ok = (a >= 0) & (a + nbytes <= self.cspace.size)
+                flat = a
+                obj = self.cspace
+            if not ok.all():
+                bad = ~ok
+                if undef is not None:
+                    bad &= ~undef[pos]  # out of bounds because the address is undefined: skipped quietly
+                if bad.any():
+                    report("out_of_bounds", ins.index, self._oob_message(what, sp, a[bad][0], nbytes),
+                                     threads=tids[bad][:2], count=int(bad.sum()), key_extra=(sp,), space=sp,
+                                     address=int(a[bad][0]))
+                pos, flat, a = pos[ok], flat[ok], a[ok]
+            if pos.size:
+                yield obj, pos, flat, a, (None if undef is None else ~undef[pos])
+
+    def _oob_message(self, what: str, sp: str, a: int, nbytes: int) -> str:
+        if sp == "global":
+            al = self.glayout.find(int(a))
+            if al is None:
+                return f"{what} of {nbytes} bytes at an address that belongs to no allocation"
+            off = int(a) - al.base
+            return (f"{what} of {nbytes} bytes at byte offset {off} of {al.name} ({al.nbytes} bytes): "
+                    f"out of bounds")
+        if sp == "shared":
+            return (f"{what} of {nbytes} bytes at shared offset {int(a)}, past the block's {self.S_total} bytes of "
+                    f"shared memory")
+        return f"{what} of {nbytes} bytes at {sp} offset {int(a)}: out of bounds"
+
+    def _describe(self, sp: str, a: int) -> str:
+        if sp == "shared":
+            for off, size, name, t in self.shared_vars:
+                if off <= a < off + max(size, 1):
+                    es = type_size(t) if t in dec.NP else 1
+                    return f"{_short_name(name)} byte {a - off}"
+            return f"shared offset {a}"
+        al = self.glayout.find(int(a))
+        return f"{al.name} byte {int(a) - al.base}" if al else f"address {a:#x}"
+
+    def _record(self, tids: np.ndarray, pc: int, bm) -> np.ndarray:
+        cta = tids // self.TPC
+        rec = np.empty((tids.size, NREC), np.int32)
+        rec[:, TID] = tids
+        rec[:, PC] = pc
+        rec[:, EP] = self.bepoch[cta]
+        rec[:, CLK] = self.vc[tids >> 5, tids & 31, tids & 31] if self.vc is not None else 0
+        rec[:, REL] = self.rel[cta]
+        rec[:, BYTES] = bm
+        return rec
+
+    def _ordered(self, rec: np.ndarray, tids: np.ndarray) -> np.ndarray:
+        rt = rec[:, TID].astype(np.int64)
+        o = rt == tids
+        cta_r, cta_t = rt // self.TPC, tids // self.TPC
+        same_cta = cta_r == cta_t
+        o |= same_cta & (self.bepoch[cta_t] > rec[:, EP])
+        if self.vc is not None:
+            sw = ~o & ((rt >> 5) == (tids >> 5)) & (rt >= 0)
+            if sw.any():
+                o[sw] = self.vc[tids[sw] >> 5, tids[sw] & 31, rt[sw] & 31] > rec[sw, CLK]
+        if self.acq is not None:
+            xc = ~o & ~same_cta & (rt >= 0)
+            if xc.any():
+                o[xc] = self.acq[cta_t[xc], cta_r[xc]] > rec[xc, REL]
+        return o
+
+    def _words(self, flat: np.ndarray, nbytes: int):
+        """The 4-byte words an access touches, the byte mask within each (None: whole words) and
+        which element each word belongs to (None: one word per element)."""
+        w0 = flat >> 2
+        if nbytes == 4:
+            return w0, None, None
+        if nbytes < 4:
+            return w0, ((1 << nbytes) - 1) << (flat & 3), None
+        nw = nbytes // 4
+        words = (w0[:, None] + np.arange(nw)).ravel()
+        return words, None, np.repeat(np.arange(flat.size), nw)
+
+    def _race(self, sp: mem.Space, ins, hazard: str, rec_tids, recs, live, words) -> None:
+        """Report live conflicting records as races (aggregated by the two PCs and the hazard)."""
+        if not live.any():
+            return
+        i = np.flatnonzero(live)
+        other_pcs = recs[i, PC]
+        for opc in np.unique(other_pcs):
+            j = i[other_pcs == opc]
+            t_later, t_earlier = int(rec_tids[j[0]]), int(recs[j[0], TID])
+            spn = "shared" if sp is self.sspace else "global"
+            first = {"RAW": "wrote", "WAR": "read", "WAW": "wrote"}[hazard]
+            second = {"RAW": "read", "WAR": "wrote", "WAW": "wrote"}[hazard]
+            if (t_later >> 5) == (t_earlier >> 5):
+                between, fix = "lanes of one warp", "__syncwarp() or __syncthreads()"
+            elif t_later // self.TPC == t_earlier // self.TPC:
+                between, fix = "warps of one block", "__syncthreads()"
+            else:
+                between, fix = "blocks", ("only a __threadfence() before an atomic that the other block observes; or give "
+                                          "each block its own element, or use an atomic")
+            where = self._describe_flat(sp, int(words[j[0]]) * 4)
+            msg = (f"{hazard} race on {spn} memory ({where}): thread {self._tdesc(t_earlier)} {first} it at "
+                   f"{self.where(int(opc))}, thread {self._tdesc(t_later)} {second} it at {self.where(ins.index)}, "
+                   f"with nothing ordering the two (fix: {fix})")
+            self.add_finding("race", ins.index, msg, threads=(t_earlier, t_later), count=int(j.size),
+                             other_pc=int(opc), key_extra=(hazard, spn), hazard=hazard, space=spn, between=between)
+
+    def _describe_flat(self, sp: mem.Space, flat: int) -> str:
+        if sp is self.sspace:
+            return self._describe("shared", flat % self.S_stride)
+        for al in self.glayout.allocs:
+            if al.start <= flat < al.start + max(al.nbytes, 1):
+                return f"{_short_name(al.name)} byte {flat - al.start}"
+        return "global memory"
+
+    def _tdesc(self, t: int) -> str:
+        b, th = self.thread_desc(t)
+        bs = f"({b[0]},{b[1]},{b[2]})" if self.ncta > 1 else ""
+        ts = f"({th[0]},{th[1]},{th[2]})" if self.block[1] * self.block[2] > 1 else f"{th[0]}"
+        return f"{ts} of block {bs}" if bs else ts
+
+    def _counters_mem(self, sp, G: Group, ins, pos, flat, a, nbytes: int) -> None:
+        """Shared wavefronts (32 banks of 4-byte words, a word asked for by several lanes served once)
+        and global 32-byte sectors, per warp-level request."""
+        tids = G.idx[pos]
+        warps = tids >> 5
+        if sp is self.sspace:
+            words, _, idx = self._words(flat, nbytes)
+            w = warps if idx is None else warps[idx]
+            key = w * BIG + words
+            key.sort()
+            first = np.empty(key.size, bool)
+            first[0] = True
+            np.not_equal(key[1:], key[:-1], out=first[1:])
+            key = key[first]
+            uw = key // BIG
+            w0 = int(uw[0])
+            cnt = np.bincount((uw - w0) * 32 + (key % BIG) % 32, minlength=(int(uw[-1]) - w0 + 1) * 32)
+            per = cnt.reshape(-1, 32).max(axis=1)
+            hit = per > 0
+            wl = np.flatnonzero(hit) + w0
+            self.cw["shared_requests"][wl] += 1
+            self.cw["shared_wavefronts"][wl] += per[hit]
+            self.ci["shared_requests"][ins.index] += wl.size
+            self.ci["shared_wavefronts"][ins.index] += int(per.sum())
+        elif sp is self.gspace:
+            key = warps * BIG + flat // 32  # an aligned access of <= 16 bytes stays in one sector
+            if nbytes > 16:
+                key = np.concatenate([key, warps * BIG + (flat + nbytes - 1) // 32])
+            key.sort()
+            first = np.empty(key.size, bool)
+            first[0] = True
+            np.not_equal(key[1:], key[:-1], out=first[1:])
+            uw = key[first] // BIG
+            w0 = int(uw[0])
+            c = np.bincount(uw - w0)
+            hit = c > 0
+            ws = np.flatnonzero(hit) + w0
+            self.cw["global_requests"][ws] += 1
+            self.cw["global_sectors"][ws] += c[hit]
+            self.ci["global_requests"][ins.index] += ws.size
+            self.ci["global_sectors"][ins.index] += int(c.sum())
+
+    def load(self, G: Group, ins, space, addr, adef, t: str, vec: int, read_only: bool = False):
+        es = type_size(t)
+        nbytes = es * vec
+        dt = np.dtype(dec.NP[t])
+        ut = dec.UINT[es]
+        vals = dfn = None
+        for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
+            k = flat // es
+            idx = k if vec == 1 else k[:, None] + np.arange(vec)
+            raw = sp.data.view(ut)[idx]
+            d = sp.defined.view(ut)[idx] == ONES[es]
+            if sp.written is not None:
+                wr = sp.written.view(ut)[idx] == ONES[es]
+                if not wr.all():
+                    bad = ~wr if vec == 1 else ~wr.all(axis=1)
+                    self.add_finding("uninitialized", ins.index,
+                                     f"read of {sp.name} memory that no thread has written "
+                                     f"({self._describe(sp.name, int(a[bad][0]))}): its value is undefined",
+                                     threads=G.idx[pos[bad]][:2], count=int(bad.sum()), space=sp.name)
+            if sp.W is not None:
+                tids = G.idx[pos]
+                words, bm, eidx = self._words(flat, nbytes)
+                wt = tids if eidx is None else tids[eidx]
+                W = sp.W[words]
+                live = W[:, TID] >= 0
+                if bm is not None:
+                    live &= (W[:, BYTES] & bm) != 0
+                if live.any():
+                    live &= ~self._ordered(W, wt)
+                    self._race(sp, ins, "RAW", wt, W, live, words)
+                    changed = live & sp.w_chg[words]
+                    if changed.any():
+                        badel = np.zeros(pos.size, bool)
+                        badel[changed if eidx is None else eidx[changed]] = True
+                        d = d & (~badel if vec == 1 else ~badel[:, None])
+                if ins.index in self.racy_by_pc:
+                    mark = np.isin(tids, self.racy_by_pc[ins.index])
+                    if mark.any():
+                        d = d & (~mark if vec == 1 else ~mark[:, None])
+                if not read_only:
+                    rec = self._record(wt, ins.index, 15 if bm is None else bm)
+                    r1t = sp.R1[words, TID]
+                    shift = (r1t >= 0) & (r1t != wt)
+                    if shift.any():
+                        ws_ = words[shift]
+                        sp.R2[ws_] = sp.R1[ws_]
+                    sp.R1[words] = rec
+                    ar = self.arange[:words.size]
+                    sp.scratch[words] = ar
+                    dup = sp.scratch[words] != ar
+                    if dup.any():
+                        sp.R2[words[dup]] = rec[dup]
+            self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+            if aok is not None:
+                d = d & (aok if vec == 1 else aok[:, None])
+            if vec == 1:
+                raw, d = raw[:, None], d[:, None]
+            if pos.size == G.n:
+                vals, dfn = raw.view(dt), d
+            else:
+                if vals is None:
+                    vals, dfn = np.zeros((G.n, vec), dt), np.zeros((G.n, vec), bool)
+                vals[pos] = raw.view(dt)
+                dfn[pos] = d
+        if vals is None:
+            vals, dfn = np.zeros((G.n, vec), dt), np.zeros((G.n, vec), bool)
+        return vals, dfn
+
+    def store(self, G: Group, ins, space, addr, adef, t: str, vec: int, vals: np.ndarray, defs: np.ndarray) -> None:
+        es = type_size(t)
+        nbytes = es * vec
+        ut = dec.UINT[es]
+        if self.any_tainted:
+            defs = defs & ~self.tainted[G.idx][:, None]
+        for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
+            k = flat // es
+            idx = k[:, None] + np.arange(vec) if vec > 1 else k
+            view = sp.data.view(ut)
+            allpos = pos.size == G.n
+            new = (vals if allpos else vals[pos]).view(ut)
+            d = (defs if allpos else defs[pos]).copy()
+            if vec == 1:
+                new, d = new[:, 0], d[:, 0]
+            if aok is not None:
+                d &= aok if vec == 1 else aok[:, None]
+            if sp.W is not None:
+                old = view[idx]
+                chg_el = old != new if vec == 1 else (old != new).any(axis=1)
+                tids = G.idx[pos]
+                words, bm, eidx = self._words(flat, nbytes)
+                wt = tids if eidx is None else tids[eidx]
+                chg = chg_el if eidx is None else chg_el[eidx]
+                W = sp.W[words]
+                live = W[:, TID] >= 0
+                if bm is not None:
+                    live &= (W[:, BYTES] & bm) != 0
+                if live.any():
+                    live &= ~self._ordered(W, wt)
+                    self._race(sp, ins, "WAW", wt, W, live, words)
+                    lost = np.zeros(pos.size, bool)
+                    lc = live & chg
+                    lost[lc if eidx is None else eidx[lc]] = True
+                    d &= ~lost if vec == 1 else ~lost[:, None]
+                for R in (sp.R1, sp.R2):
+                    rt = R[words, TID]
+                    lr = rt >= 0
+                    if not lr.any():
+                        continue
+                    Rr = R[words]
+                    if bm is not None:
+                        lr &= (Rr[:, BYTES] & bm) != 0
+                    if lr.any():
+                        lr &= ~self._ordered(Rr, wt)
+                        self._race(sp, ins, "WAR", wt, Rr, lr, words)
+                        hit = lr & chg
+                        for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
+                            key = (int(rt_), int(rpc))
+                            if key not in self.racy_loads:
+                                self.new_racy.add(key)
+                # two threads of this group writing the same bytes
+                keyw = flat if nbytes < 4 else flat // 4
+                ar = self.arange[:keyw.size]
+                sp.scratch[keyw] = ar
+                last = sp.scratch[keyw]
+                dup = last != ar
+                if dup.any():
+                    i = np.flatnonzero(dup)
+                    fake = np.zeros((i.size, NREC), np.int32)
+                    fake[:, TID] = tids[i]
+                    fake[:, PC] = ins.index
+                    self._race(sp, ins, "WAW", tids[last[i]], fake, np.ones(i.size, bool),
+                               keyw[i] if nbytes >= 4 else keyw[i] // 4)
+                    ni, nl = (new[i], new[last[i]]) if vec == 1 else (new[i].T, new[last[i]].T)
+                    differ = (np.atleast_2d(ni != nl)).any(axis=0)
+                    if differ.any():
+                        d[last[i][differ]] = False
+                rec = self._record(wt, ins.index, 15 if bm is None else bm)
+                sp.W[words] = rec
+                sp.w_chg[words] = chg
+                sp.R1[words, TID] = -1
+                sp.R2[words, TID] = -1
+            view[idx] = new
+            sp.defined.view(ut)[idx] = np.where(d, ONES[es], ut(0))
+            if sp.written is not None:
+                sp.written.view(ut)[idx] = ONES[es]
+            self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+
+    def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
+        """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
+        es = type_size(t)
+        dt = np.dtype(dec.NP[t])
+        old = np.zeros(G.n, dt)
+        dold = np.zeros(G.n, bool)
+        bdef = dec.defined_per_thread(bdef, G.n)
+        if self.any_tainted:
+            bdef = bdef & ~self.tainted[G.idx]
+        b = np.asarray(b, dt)
+        for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, es, "atomic"):
+            if aok is not None:
+                bdef = bdef.copy()
+                bdef[pos] &= aok
+            if sp is not self.gspace and sp is not self.sspace:
+                raise UnsupportedInstruction(ins.text, ins.loc, f"atomics on {sp.name} memory")
+            view = sp.data.view(dec.UINT[es])
+            dview = sp.defined.view(dec.UINT[es])
+            cta_of = G.idx[pos] // self.TPC
+            for j, (p, f) in enumerate(zip(pos, flat)):
+                k = int(f) // es
+                cur = view[k:k + 1].view(dt)[0]
+                cur_def = dview[k] == ONES[es]
+                new = _atomic_apply(op, dt, cur, b[p], None if c is None else np.asarray(c, dt)[p])
+                old[p], dold[p] = cur, cur_def
+                view[k:k + 1] = np.asarray([new], dt).view(dec.UINT[es])
+                dview[k] = ONES[es] if (cur_def or op in ("exch",)) and bdef[p] else 0
+                if sp.written is not None:
+                    sp.written.view(dec.UINT[es])[k] = ONES[es]
+                if sp is self.gspace:
+                    self._atomic_sync(int(G.idx[p]), int(cta_of[j]), ("g", int(f) // 4))
+            self._counters_mem(sp, G, ins, pos, flat, a, es)
+        return old, dold
+
+    def _atomic_sync(self, t: int, cta: int, key) -> None:
+        """Release/acquire through fences and atomics, per CTA (see the module docstring)."""
+        tf = self.t_fence.get(t, 0)
+        sv = self.syncvars.get(key)
+        if tf > 0:
+            if self.acq is None:
+                self.acq = np.zeros((self.ncta, self.ncta), np.int32)
+            vec = self.acq[cta].copy()
+            vec[cta] = max(vec[cta], tf)
+            sv = vec if sv is None else np.maximum(sv, vec)
+            self.syncvars[key] = sv
+        if sv is not None:
+            p = self.pending.get(t)
+            self.pending[t] = sv.copy() if p is None else np.maximum(p, sv)
+
+    def fence(self, G: Group, scope: str) -> None:
+        if scope == "cta":
+            return
+        ctas = G.idx // self.TPC
+        np.add.at(self.rel, ctas, 1)
+        for t, c in zip(G.idx.tolist(), ctas.tolist()):
+            self.t_fence[t] = int(self.rel[c])
+            p = self.pending.pop(t, None)
+            if p is not None:
+                if self.acq is None:
+                    self.acq = np.zeros((self.ncta, self.ncta), np.int32)
+                self.acq[c] = np.maximum(self.acq[c], p)
+
+    # -- warp-synchronous instructions ----------------------------------------------------------
+
+    def _key(self, s: str) -> int:
+        return self.key_ids.setdefault(s, len(self.key_ids))
+
+    def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
+        m, md = op.ws_mask(G)
+        m = dec.per_thread(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, G.n)
+        if (md is True or md.all()) and self._ws_fast(G, p, op, m):
+            return G.idx
+        idx = G.idx
+        self.status[idx] = WS
+        self.pc[idx] = p
+        self.ws_key[idx] = self._key(op.ws_key)
+        self.ws_mask[idx] = m
+        if md is True:
+            self.ws_mdef[idx] = True
+        else:
+            self.ws_mdef[idx] = md
+        w, _ = G.warps()
+        return self.ws_try(w)
+
+    def _ws_fast(self, G: Group, p: int, op, m: np.ndarray) -> bool:
+        """The common case: every lane the masks name is right here, with one mask per warp."""
+        w, c = G.warps()
+        full = bool((c == 32).all())
+        if full:
+            m_first = m[::32]
+            if m.strides != (0,) and not (m.reshape(-1, 32) == m_first[:, None]).all():
+                return False
+        else:
+            starts = np.zeros(c.size, np.int64)
+            np.cumsum(c[:-1], out=starts[1:])
+            m_first = m[starts]
+            if m.strides != (0,) and not (m == np.repeat(m_first, c)).all():
+                return False
+        if full:
+            callers = np.ones((w.size, 32), bool)
+            inv, lane = None, None
+        else:
+            gbits = G.warp_masks().astype(np.int64)
+            alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
+            if ((m_first & alive & ~gbits) != 0).any():
+                return False
+            inv = np.repeat(np.arange(w.size), c)
+            lane = G.idx & 31
+            callers = np.zeros((w.size, 32), bool)
+            callers[inv, lane] = True
+        self._ws_rows(op, [(p, None, G)], w, m_first.astype(np.uint32), np.ones(w.size, bool), callers, inv, lane)
+        self.pc[G.idx] = p + 1
+        return True
+
+    def ws_try(self, warps: np.ndarray) -> np.ndarray:
+        st = self.status.reshape(-1, 32)[warps]
+        waiting = st == WS
+        has = waiting.any(axis=1)
+        if not has.any():
+            return np.zeros(0, np.int64)
+        warps, st, waiting = warps[has], st[has], waiting[has]
+        exited = st == EXIT
+        key = self.ws_key.reshape(-1, 32)[warps]
+        mask = self.ws_mask.reshape(-1, 32)[warps]
+        first = np.argmax(waiting, axis=1)[:, None]
+        k0 = np.take_along_axis(key, first, axis=1)
+        m0 = np.take_along_axis(mask, first, axis=1)
+        uniform = (waiting | exited).all(axis=1) & ((key == k0) | ~waiting).all(axis=1) & \
+            ((mask == m0) | ~waiting).all(axis=1)
+        complete = np.zeros(waiting.shape, bool)
+        complete[uniform] = waiting[uniform]
+        rest = ~uniform
+        if rest.any():
+            W_, K, M, E = waiting[rest], key[rest], mask[rest], exited[rest]
+            req = ((M[:, :, None] >> LANE) & 1).astype(bool)
+            same = W_[:, None, :] & (K[:, :, None] == K[:, None, :]) & (M[:, :, None] == M[:, None, :])
+            ok = (~req | E[:, None, :] | same).all(axis=2) & W_
+            complete[rest] = ok
+        if not complete.any():
+            return np.zeros(0, np.int64)
+        tids = (warps[:, None] * 32 + LANE)[complete]
+        self.ws_execute(tids)
+        return tids
+
+    def ws_execute(self, tids: np.ndarray, forced: bool = False) -> None:
+        """Execute the waiting threads ``tids`` (they have met), grouped by instruction and mask."""
+        keys = self.ws_key[tids]
+        for k in np.unique(keys):
+            tk = tids[keys == k]
+            pcs = self.pc[tk]
+            op0 = self.ops[int(pcs[0])]
+            warp = tk >> 5
+            lane = tk & 31
+            rowkey = warp * (np.int64(1) << 33) + self.ws_mask[tk]
+            urows, inv = np.unique(rowkey, return_inverse=True)
+            nr = urows.size
+            rmask = (urows & 0xFFFFFFFF).astype(np.uint32)
+            rwarp = urows >> 33
+            callers = np.zeros((nr, 32), bool)
+            callers[inv, lane] = True
+            mdef = np.ones(nr, bool)
+            np.logical_and.at(mdef, inv, self.ws_mdef[tk])
+            parts = []
+            for p in np.unique(pcs):
+                sel = pcs == p
+                parts.append((int(p), sel, Group(tk[sel], self.T)))
+            self._ws_rows(op0, parts, rwarp, rmask, mdef, callers, inv, lane)
+            self.status[tk] = RUN
+            self.pc[tk] = pcs + 1
+
+    def _ws_rows(self, op0, parts, rwarp, rmask, mdef, callers, inv, lane) -> None:
+        """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.
+
+        ``parts``: (pc, selection of the row-ordered threads or None for all, Group). ``inv``/``lane``
+        place each thread in its row; None when every row is a whole warp in order.
+        """
+        nr = rwarp.size
+        # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
+        named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+        selfless = callers & ~named
+        if selfless.any():
+            r, l = np.nonzero(selfless)
+            t0 = int(rwarp[r[0]] * 32 + l[0])
+            self.add_finding("undefined_shuffle", parts[0][0],
+                             f"lane {l[0]} executes {op0.ws_key} with a member mask ({rmask[r[0]]:#010x}) that "
+                             f"does not name it: undefined", threads=(t0,), count=int(selfless.sum()))
+        if op0.ws_compute is None:  # bar.warp.sync: ordering only
+            self._syncwarp_clocks(rwarp, callers)
+        else:
+            inputs = None
+            for p, sel, Gp in parts:
+                vals = self.ops[p].ws_read(Gp)
+                if inputs is None:
+                    inputs = [(np.zeros((nr, 32), v.dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
+                for (mv, md), (v, d) in zip(inputs, vals):
+                    if inv is None:
+                        mv[:] = v.reshape(nr, 32)
+                        md[:] = d.reshape(nr, 32)
+                    else:
+                        ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
+                        mv[ri, li] = v
+                        md[ri, li] = d
+            try:
+                outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
+            except BadOperand as exc:
+                raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
+            for p, sel, Gp in parts:
+                if inv is None:
+                    res = [(None, None) if ov is None else (ov.reshape(-1), od.reshape(-1)) for ov, od in outs]
+                else:
+                    ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
+                    res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]
+                self.ops[p].ws_write(Gp, res)
+            if self.trace_on:
+                self.ws_events.append((self.steps, op0.ws_key, [p for p, _, _ in parts], rwarp, callers, rmask,
+                                       outs, extra))
+        for p, sel, Gp in parts:
+            self._count_ws(p, Gp)
+
+    def _count_ws(self, p: int, G: Group) -> None:
+        w, c = G.warps()
+        self.ci["issued"][p] += w.size
+        self.ci["active_lanes"][p] += G.n
+        self.ci["predicated_on"][p] += G.n
+        self.cw["issued"][w] += 1
+        self.cw["active_lanes"][w] += c
+        self.cw["predicated_on"][w] += c
+        if self.trace_on:
+            m = G.warp_masks()
+            self.events.append((self.steps, p, w, m, m))
+
+    def _syncwarp_clocks(self, rwarp: np.ndarray, callers: np.ndarray) -> None:
+        """bar.warp.sync orders the memory accesses of the lanes it synchronises (PTX ISA 9.7.12.2)."""
+        if self.vc is None:
+            self.vc = np.zeros((self.n_warps, 32, 32), np.int32)
+        order = np.argsort(rwarp, kind="stable")
+        done = np.zeros(rwarp.size, bool)
+        while not done.all():
+            # one row per warp per pass (two disjoint masks of one warp are applied one after the other)
+            pick = []
+            seen = set()
+            for r in order:
+                if not done[r] and int(rwarp[r]) not in seen:
+                    seen.add(int(rwarp[r]))
+                    pick.append(r)
+            pick = np.array(pick)
+            done[pick] = True
+            w, cs = rwarp[pick], callers[pick]
+            vc = self.vc[w]
+            diag = vc[:, LANE, LANE] + cs
+            vc[:, LANE, LANE] = diag
+            joined = np.where(cs[:, :, None], vc, -1).max(axis=1)
+            vc = np.where(cs[:, :, None], joined[:, None, :], vc)
+            self.vc[w] = vc
+
+    # -- barriers -------------------------------------------------------------------------------
+
+    def bar_arrive(self, G: Group, p: int, op) -> np.ndarray:
+        ids, idd = op.bar_id(G)
+        idx = G.idx
+        if op.bar_count is None and op.bar_red is None and np.ndim(ids) == 0 and self._bar_fast(G):
+            w, _ = G.warps()
+            self.ci["barriers"][p] += w.size
+            self.cw["barriers"][w] += 1
+            return idx
+        self.status[idx] = BAR
+        self.pc[idx] = p
+        self.bar_id[idx] = np.asarray(ids).astype(np.int64)
+        if op.bar_count is not None:
+            cnt, cd = op.bar_count(G)
+            self.bar_cnt[idx] = np.asarray(cnt).astype(np.int64)
+        else:
+            self.bar_cnt[idx] = -1
+        if op.bar_red is not None:
+            _, rc, _ = op.bar_red
+            v, d = rc(G)
+            self.bar_pred[idx] = v
+            self.bar_pred_def[idx] = d if d is not True else True
+        w, c = G.warps()
+        self.ci["barriers"][p] += w.size
+        self.cw["barriers"][w] += 1
+        return self.bar_try(np.unique(idx // self.TPC))
+
+    def _bar_fast(self, G: Group) -> bool:
+        """Every live thread of the group's blocks arrives here, now, and none waits elsewhere:
+        the barrier completes at once (the common, convergent case)."""
+        ctas_first = G.idx[0] // self.TPC
+        ctas_last = G.idx[-1] // self.TPC
+        nc = ctas_last - ctas_first + 1
+        lo, hi = ctas_first * self.TPC, (ctas_last + 1) * self.TPC
+        st = self.status[lo:hi]
+        # all threads of these CTAs that are alive are in G: compare counts of non-exited threads
+        alive = int(np.count_nonzero(st != EXIT))
+        if alive != G.n or (self.status[G.idx] != RUN).any():
+            return False
+        self.bepoch[ctas_first:ctas_last + 1] += 1
+        self.pc[G.idx] += 1
+        return True
+
+    def bar_try(self, ctas: np.ndarray) -> np.ndarray:
+        st = self.status.reshape(self.ncta, self.TPC)[ctas]
+        waiting = st == BAR
+        has = waiting.any(axis=1)
+        if not has.any():
+            return np.zeros(0, np.int64)
+        alive = st != EXIT
+        bid = self.bar_id.reshape(self.ncta, self.TPC)[ctas]
+        bcnt = self.bar_cnt.reshape(self.ncta, self.TPC)[ctas]
+        allwait = (waiting == alive).all(axis=1) & has
+        idmin = np.where(waiting, bid, 1 << 40).min(axis=1)
+        idmax = np.where(waiting, bid, -1).max(axis=1)
+        cmax = np.where(waiting, bcnt, -2).max(axis=1)
+        simple = allwait & (idmin == idmax) & (cmax < 0)
+        release = np.zeros(waiting.shape, bool)
+        release[simple] = waiting[simple]
+        for r in np.flatnonzero(has & ~simple):
+            wr, al = waiting[r], alive[r]
+            for bidv in np.unique(bid[r][wr]):
+                sel = wr & (bid[r] == bidv)
+                cnt = int(bcnt[r][sel].max())
+                if cnt < 0:
+                    ok = sel.sum() == al.sum()
+                else:
+                    wsel, wal = sel.reshape(-1, 32), al.reshape(-1, 32)
+                    arrived = (wal.any(axis=1) & ((wsel | ~wal).all(axis=1)) & wsel.any(axis=1)).sum()
+                    ok = arrived * 32 >= cnt
+                if ok:
+                    release[r] |= sel
+        if not release.any():
+            return np.zeros(0, np.int64)
+        rel_ctas = ctas[release.any(axis=1)]
+        tids = (ctas[:, None] * self.TPC + np.arange(self.TPC))[release]
+        self.bepoch[rel_ctas] += 1
+        # divergent barrier: the lanes of one warp meet at different aligned barrier instructions
+        pcs = self.pc[tids]
+        warps = tids >> 5
+        if tids.size:
+            order = np.lexsort((pcs, warps))
+            wsorted, psorted = warps[order], pcs[order]
+            brk = np.flatnonzero((wsorted[1:] == wsorted[:-1]) & (psorted[1:] != psorted[:-1]))
+            for b_ in brk[:1]:
+                t1, t2 = int(tids[order][b_]), int(tids[order][b_ + 1])
+                if self.ops[int(self.pc[t1])].bar_aligned or self.ops[int(self.pc[t2])].bar_aligned:
+                    self.add_finding("divergent_barrier", int(self.pc[t2]),
+                                     f"the lanes of one warp reached different __syncthreads() / bar.sync "
+                                     f"instructions ({self.where(int(self.pc[t1]))} and {self.where(int(self.pc[t2]))}): "
+                                     f"bar.sync is an aligned barrier, so this is undefined",
+                                     threads=(t1, t2), count=int(brk.size), other_pc=int(self.pc[t1]))
+        # bar.red: the reduction over the threads the barrier released
+        for p in np.unique(pcs):
+            op = self.ops[int(p)]
+            if op.bar_red is None:
+                continue
+            kind, _, wd = op.bar_red
+            tp = tids[pcs == p]
+            cta = tp // self.TPC
+            for c in np.unique(cta):
+                tc = tp[cta == c]
+                pv, pdv = self.bar_pred[tc], self.bar_pred_def[tc].all()
+                res = {"popc": np.uint32(pv.sum()), "and": bool(pv.all()), "or": bool(pv.any())}[kind]
+                wd(Group(tc, self.T), np.full(tc.size, res), bool(pdv))
+        self.status[tids] = RUN
+        self.pc[tids] = pcs + 1
+        return tids
+
+    def on_exit(self, G: Group) -> None:
+        self.status[G.idx] = EXIT
+        ctas = np.unique(G.idx // self.TPC)
+        if (self.status.reshape(self.ncta, self.TPC)[ctas] == BAR).any():
+            self.bar_try(ctas)
+        w, _ = G.warps()
+        if (self.status.reshape(-1, 32)[w] == WS).any():
+            self.ws_try(w)
+
+    # -- the scheduler --------------------------------------------------------------------------
+
+    def _flush(self, G: Group, k: int, kf: int) -> None:
+        """Per-warp counts of k issues by group G, kf of them with every lane predicated on."""
+        if k:
+            w, c = G.warps()
+            self.cw["issued"][w] += k
+            self.cw["active_lanes"][w] += k * c
+            if kf:
+                self.cw["predicated_on"][w] += kf * c
+
+    def _trace_issue(self, p: int, G: Group, on: Optional[Group]) -> None:
+        w, _ = G.warps()
+        masks = G.warp_masks()
+        if on is None:
+            pmask = masks
+        else:
+            pmask = np.zeros(w.size, np.uint32)
+            if on.n:
+                wo, _ = on.warps()
+                pmask[np.searchsorted(w, wo)] = on.warp_masks()
+        self.events.append((self.steps, p, w, masks, pmask))
+
+    def run(self) -> None:
+        T = self.T
+        ops = self.ops
+        ci_issued, ci_active, ci_pred = self.ci["issued"], self.ci["active_lanes"], self.ci["predicated_on"]
+        cw_pred = self.cw["predicated_on"]
+        R, D = self.R, self.D
+        while True:
+            runnable = np.flatnonzero(self.status == RUN)
+            if runnable.size == 0:
+                if (self.status == EXIT).all():
+                    return
+                if not self.resolve_stall():
+                    return
+                continue
+            pcs = self.pc[runnable]
+            p = int(pcs.min())
+            at = pcs == p
+            everyone = bool(at.all())
+            g = runnable if everyone else runnable[at]
+            q = 1 << 62 if everyone else int(pcs[~at].min())
+            G = Group(g, T)
+            nw = G.warps()[0].size
+            k = kf = 0
+            while True:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    raise MachineError(f"the launch ran more than {self.max_steps} scheduling steps "
+                                       f"(an endless loop?); raise max_steps if it is just long")
+                op = ops[p]
+                ins = op.instr
+                kind = op.kind
+                if self.any_tainted:
+                    self._untaint_at(G, p)
+                on = None
+                gv = None
+                once = None  # threads tainted for this one instruction (its guard is undefined)
+                if ins.guard is not None:
+                    gv = R[ins.guard][G.sel]
+                    gd = D[ins.guard][G.sel]
+                    if ins.guard_negated:
+                        gv = ~gv
+                    if not gd.all():
+                        ud = ~gd
+                        if kind == dec.BRA or kind == dec.EXIT:
+                            self.taint_branch(G.idx[ud], p)
+                        elif kind in (dec.ALU, dec.ATOM, dec.FENCE):
+                            # whether it executes is undefined: execute it, its results undefined
+                            self.uctl[p] = self.uctl.get(p, 0) + int(ud.sum())
+                            gv = gv | ud
+                            once = G.idx[ud & ~self.tainted[G.idx]]
+                            self.tainted[once] = True
+                            self.any_tainted = True
+                        else:
+                            self.uctl[p] = self.uctl.get(p, 0) + int(ud.sum())
+                    if gv.all():
+                        gv = None
+                    else:
+                        on = G.sub(gv, T)
+                if kind != dec.WS:
+                    ci_issued[p] += nw
+                    ci_active[p] += G.n
+                    k += 1
+                    if on is None:
+                        ci_pred[p] += G.n
+                        kf += 1
+                    else:
+                        ci_pred[p] += on.n
+                        if on.n:
+                            wo, co = on.warps()
+                            cw_pred[wo] += co
+                    if self.trace_on:
+                        self._trace_issue(p, G, on)
+                act = G if on is None else on
+                if kind == dec.ALU or kind == dec.ATOM or kind == dec.FENCE:
+                    if act.n:
+                        op.run(act)
+                    if once is not None:
+                        self.tainted[once] = False
+                        self.any_tainted = bool(self.tainted.any())
+                    p += 1
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind == dec.BRA:
+                    if act.n == G.n:
+                        p = op.target
+                    elif act.n == 0:
+                        p += 1
+                    else:
+                        self.pc[G.idx] = p + 1
+                        self.pc[act.idx] = op.target
+                        break
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind == dec.EXIT:
+                    if act.n:
+                        self.pc[act.idx] = p
+                        self.on_exit(act)
+                    if act.n == G.n:
+                        break
+                    if act.n:
+                        self._flush(G, k, kf)
+                        k = kf = 0
+                        G = G.sub(~gv, T)
+                        nw = G.warps()[0].size
+                    p += 1
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind == dec.TRAP:
+                    if act.n:
+                        raise MachineError(f"the kernel executed `{ins.text}` (a trap, e.g. a failed assert) at "
+                                           f"{ins.loc.short() if ins.loc else 'PTX instruction ' + str(p)}")
+                    p += 1
+                    if p >= q:
+                        self.pc[G.idx] = p
+                        break
+                    continue
+                if kind in (dec.BAR, dec.WS):
+                    rest = None
+                    if act.n != G.n:
+                        rest = G.sub(~gv, T)
+                        self.pc[rest.idx] = p + 1
+                    released = np.zeros(0, np.int64)
+                    if act.n:
+                        released = self.bar_arrive(act, p, op) if kind == dec.BAR else self.ws_arrive(act, p, op)
+                    if rest is None and released.size == G.n and p + 1 < q and \
+                            (released is G.idx or np.array_equal(released, G.idx)):
+                        # everyone met at once: keep going as one group
+                        p += 1
+                        continue
+                    break
+                raise MachineError(f"unknown op kind {kind}")
+            self._flush(G, k, kf)
+
+    def resolve_stall(self) -> bool:
+        """No thread can move. Force undefined warp-synchronous calls, or report a deadlock."""
+        ws_wait = np.flatnonzero(self.status == WS)
+        progressed = False
+        for w in np.unique(ws_wait >> 5):
+            lanes = w * 32 + LANE
+            st = self.status[lanes]
+            waiting = st == WS
+            if not waiting.any():
+                continue
+            wl = lanes[waiting]
+            t0 = wl[np.argmin(self.pc[wl])]
+            k, m = self.ws_key[t0], self.ws_mask[t0]
+            members = wl[(self.ws_key[wl] == k) & (self.ws_mask[wl] == m)]
+            named = lanes[((m >> LANE) & 1).astype(bool) & (st != EXIT)]
+            missing = np.setdiff1d(named, members)
+            if missing.size and (self.status[missing] == WS).all():
+                other = int(missing[0])
+                self.add_finding("undefined_shuffle", int(self.pc[t0]),
+                                 f"lanes named in the member mask ({int(m):#010x}) wait at a different "
+                                 f"warp-synchronous instruction ({self.where(int(self.pc[other]))}: "
+                                 f"{self.fn.instrs[int(self.pc[other])].text}); the call is undefined and its "
+                                 f"results from those lanes are undefined",
+                                 threads=(int(t0), other), count=int(missing.size), other_pc=int(self.pc[other]))
+                self.ws_execute(members, forced=True)
+                progressed = True
+        if progressed:
+            return True
+        self._deadlock()
+        return False
+
+    def _deadlock(self) -> None:
+        stuck = np.flatnonzero((self.status == BAR) | (self.status == WS))
+        t0 = int(stuck[0])
+        what = []
+        for s, name in ((BAR, "a barrier"), (WS, "a warp-synchronous instruction")):
+            ts = stuck[self.status[stuck] == s]
+            if ts.size:
+                what.append(f"{ts.size} thread(s) wait at {name} ({self.where(int(self.pc[ts[0]]))})")
+        # a warp part of which waits at a barrier while its other live lanes wait elsewhere
+        for w in np.unique(stuck >> 5):
+            lanes = w * 32 + LANE
+            st = self.status[lanes]
+            if (st == BAR).any() and ((st != BAR) & (st != EXIT)).any():
+                tb = int(lanes[st == BAR][0])
+                to = int(lanes[(st != BAR) & (st != EXIT)][0])
+                self.add_finding("divergent_barrier", int(self.pc[tb]),
+                                 f"only some lanes of a warp reached this barrier; lane {to & 31} waits at "
+                                 f"{self.where(int(self.pc[to]))}", threads=(tb, to), other_pc=int(self.pc[to]))
+                break
+        self.add_finding("deadlock", int(self.pc[t0]),
+                         "no thread can move: " + "; ".join(what) + ". On a GPU the launch would hang; "
+                         "every output is undefined", threads=(t0,), count=int(stuck.size))
+        self.gspace.defined[:] = False
+        self.deadlocked = True
+
+    # -- the report -----------------------------------------------------------------------------
+
+    def report(self) -> Report:
+        undefined = []
+        for a, al in zip(self.args, self.arg_allocs):
+            if al is None:
+                undefined.append(None)
+                continue
+            d = self.gspace.defined[al.start:al.start + al.nbytes]
+            its = a.itemsize if a.itemsize else 1
+            u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
+            undefined.append(u.reshape(a.shape))
+        counters = Counters(per_warp=dict(self.cw), by_pc=dict(self.ci), instrs=self.fn.instrs)
+        trace = None
+        if self.trace_on:
+            from .trace import MachineTrace
+            trace = MachineTrace(self)
+        ug: dict[str, list] = {}
+        for name, a, al in self.extra:
+            d = self.gspace.defined[al.start:al.start + al.nbytes]
+            ug.setdefault(name, []).append((~d.reshape(-1, a.itemsize).all(axis=1)).reshape(a.shape) if a.size
+                                           else np.zeros(a.shape, bool))
+        uc = [(pc, self.fn.instrs[pc].text, self.fn.instrs[pc].loc.line if self.fn.instrs[pc].loc else None, n)
+              for pc, n in sorted(self.uctl.items())]
+        return Report(issues=[self.findings[k] for k in self.order], undefined=undefined, counters=counters,
+                      undefined_globals=ug, undefined_control=uc,
+                      trace=trace, fma_contractable=list(getattr(self.fn, "_contractable", [])), steps=self.steps)
+
+    def copy_back(self) -> None:
+        for _, a, al in self.extra:
+            if al.nbytes and a.flags.writeable:
+                a.reshape(-1).view(np.uint8)[:] = self.gspace.data[al.start:al.start + al.nbytes]
+        for i, (a, al) in enumerate(zip(self.args, self.arg_allocs)):
+            if al is None or al.nbytes == 0:
+                continue
+            new = self.gspace.data[al.start:al.start + al.nbytes]
+            flat = a.reshape(-1).view(np.uint8)
+            if not a.flags.writeable:
+                if not np.array_equal(flat, new):
+                    raise ValueError(f"args[{i}] is a read-only array but the kernel wrote to it")
+                continue
+            flat[:] = new
+
+
+def _short_name(name: str) -> str:
+    """A mangled static variable's own name (``_ZZ9reduce_v4ILi64EEvPKfPfxE4smem`` -> ``smem``)."""
+    m = re.search(r"E(\d+)([A-Za-z_]\w*)$", name)
+    if m and len(m.group(2)) == int(m.group(1)):
+        return m.group(2)
+    return name
+
+
+def emulator_pack(bits: np.ndarray) -> np.ndarray:
+    """(rows, 32) bool -> (rows,) int64 lane bitmask."""
+    return (bits.astype(np.int64) << LANE).sum(axis=1)
+
+
+def _init_bytes(v) -> np.ndarray:
+    dt = dec.NP.get(v.type, np.uint8)
+    vals = [dec.imm_value(x, v.type if v.type in dec.NP else "b8") for x in v.init]
+    arr = np.zeros(v.count or 1, dt)
+    arr[:len(vals)] = vals
+    return arr.view(np.uint8)[:v.size]
+
+
+def _param_bytes(i: int, p, a, alloc) -> bytes:
+    size = p.size
+    if alloc is not None:
+        if size != 8:
+            raise ValueError(f"args[{i}]: a NumPy array is passed as a pointer, but kernel parameter {i} is a "
+                             f"{size}-byte .{p.type}")
+        return int(alloc.base).to_bytes(8, "little")
+    if p.count is not None or p.type == "b8":
+        b = a.tobytes() if hasattr(a, "tobytes") else bytes(a)
+        if len(b) != size:
+            raise ValueError(f"args[{i}]: kernel parameter {i} is a {size}-byte aggregate; got {len(b)} bytes")
+        return b
+    t = p.type
+    dt = np.dtype(dec.NP[t])
+    if isinstance(a, np.generic):
+        if a.dtype.itemsize != size or (a.dtype.kind == "f") != (dt.kind == "f"):
+            raise ValueError(f"args[{i}]: kernel parameter {i} is .{t} ({size} bytes); got NumPy {a.dtype} "
+                             f"({a.dtype.itemsize} bytes). Pass np.{'float32' if t == 'f32' else dt.name}(...)")
+        return a.tobytes()
+    if isinstance(a, (bool, int)) and dt.kind in "ui":
+        lo, hi = (-(1 << (8 * size - 1)), (1 << (8 * size)) - 1)
+        if not lo <= int(a) <= hi:
+            raise ValueError(f"args[{i}]: {a} does not fit kernel parameter {i} (.{t}, {size} bytes)")
+        return (int(a) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    if isinstance(a, float) and dt.kind == "f":
+        return dt.type(a).tobytes()
+    raise ValueError(f"args[{i}] must be a NumPy array (a device buffer) or a NumPy scalar matching kernel "
+                     f"parameter {i} (.{t}); got {type(a).__name__}")
+
+
+def _atomic_apply(op: str, dt, cur, b, c):
+    """The new value of one atomic read-modify-write (PTX ISA 9.7.12.5 atom)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if op == "add":
+            return dt.type(cur + b) if dt.kind == "f" else np.add(cur, b, dtype=dt)
+        if op == "min":
+            return np.fmin(cur, b) if dt.kind == "f" else min(cur, b)
+        if op == "max":
+            return np.fmax(cur, b) if dt.kind == "f" else max(cur, b)
+        if op == "inc":
+            return dt.type(0) if cur >= b else dt.type(cur + 1)
+        if op == "dec":
+            return b if (cur == 0 or cur > b) else dt.type(cur - 1)
+        if op == "and":
+            return np.bitwise_and(cur, b, dtype=dt)
+        if op == "or":
+            return np.bitwise_or(cur, b, dtype=dt)
+        if op == "xor":
+            return np.bitwise_xor(cur, b, dtype=dt)
+        if op == "exch":
+            return b
+        if op == "cas":
+            return c if cur == b else cur
+    raise ValueError(op)
+
+
+_CACHE: dict = {}
+
+
+def _referenced(fn: Function) -> set:
+    """The variable names a function's instructions mention."""
+    names = getattr(fn, "_symbols", None)
+    if names is None:
+        names = set()
+        for ins in fn.instrs:
+            for o in ins.operands:
+                if isinstance(o, Sym):
+                    names.add(o.name)
+                elif isinstance(o, Addr) and o.base is not None and not o.base_is_reg:
+                    names.add(o.base)
+        fn._symbols = names  # type: ignore[attr-defined]
+    return names
+
+
+def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> Launch:
+    """A Launch of this shape, reused from an earlier call when it matches (binding costs more than a reset)."""
+    key = (id(module), fn.name, grid, block, shared_mem, arrays)
+    L = _CACHE.pop(key, None)
+    if L is None:
+        L = Launch(module, fn, grid, block, shared_mem, arrays)
+    if L.T <= 1 << 17:  # a cached launch holds its registers: keep at most 64, 2^18 threads in all
+        _CACHE[key] = L  # most recently used last
+        while len(_CACHE) > 64 or sum(x.T for x in _CACHE.values()) > 1 << 18:
+            _CACHE.pop(next(iter(_CACHE)))
+    return L
+
+
+def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
+           max_steps: int = 2_000_000, globals_: Optional[dict] = None) -> Report:
+    """Run one launch; replay it once if a racing store changed what an earlier load had read."""
+    arrays = tuple(isinstance(a, np.ndarray) for a in args)
+    L = _launcher(module, fn, grid, block, shared_mem, arrays)
+    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_)
+    L.run()
+    if L.new_racy:
+        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_)
+        L.run()
+    L.copy_back()
+    return L.report()

@@ -1,0 +1,150 @@
+"""What a warp-synchronous instruction computes, once its lanes have met: ``shfl.sync``,
+``vote.sync``, ``match.sync``, ``redux.sync`` over rows of 32 lanes.
+
+The rules (source lanes, clamp and segment mask, what is defined, ballot/any/all, match.any,
+redux add/min/max) are :mod:`helpers.emulator`'s, which is proven bit-exact against the H200; this
+module only feeds it the PTX operands. A row is one (warp, member mask) group; ``callers`` marks the
+lanes that executed the instruction. A lane named in the mask that did not execute it (exited,
+elsewhere, or waiting at a non-matching instruction) is not a caller, so reading it is undefined.
+
+Each compute function takes ``inputs`` (a list of (values, defined) matrices shaped (rows, 32)),
+``callers`` (rows, 32), ``mask`` (rows,) uint32 and ``mask_defined`` (rows,), and returns a list of
+(values, defined) matrices, one per destination, plus a dict of extra per-lane facts (``src_lane``)
+for the trace.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import emulator
+
+LANE = emulator.LANE
+
+
+class BadOperand(ValueError):
+    """An operand value the machine does not model (the message says which)."""
+
+
+def _row_defined(callers: np.ndarray, d: np.ndarray, mask_defined: np.ndarray) -> np.ndarray:
+    """A collective result is defined when every caller's input and the mask are."""
+    return ((d | ~callers).all(axis=1) & mask_defined)[:, None] & callers
+
+
+def shfl_compute(mode: str, want_p: bool = True):
+    """shfl.sync (PTX ISA 9.7.9.6): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0).
+    ``want_p``: compute the predicate destination (whether the source lane was in range)."""
+    emode = "xor" if mode == "bfly" else mode
+    expected_clamp = 0 if mode == "up" else 31
+
+    def compute(inputs, callers, mask, mask_defined):
+        (a, da), (b, db), (c, dc) = inputs
+        c = c.astype(np.uint32)
+        c0 = c.flat[0]
+        uniform = bool((c == c0).all())
+        if uniform:
+            segmask = int((c0 >> 8) & 31)
+            if int(c0 & 31) != expected_clamp:
+                raise BadOperand(f"the c operand's clamp field is {int(c0 & 31)}; the machine models the value "
+                                 f"CUDA's intrinsics use ({expected_clamp} for .{mode})")
+        else:
+            segmask = ((c >> np.uint32(8)) & np.uint32(31)).astype(np.int64)
+            clamp = (c & np.uint32(31)).astype(np.int64)
+            if (callers & (clamp != expected_clamp)).any():
+                bad = int(clamp[callers & (clamp != expected_clamp)][0])
+                raise BadOperand(f"the c operand's clamp field is {bad}; the machine models the value CUDA's "
+                                 f"intrinsics use ({expected_clamp} for .{mode})")
+        values = a.astype(np.uint32, copy=False)
+        if uniform:
+            r = emulator.shuffle(emode, values, b, 32 - segmask, mask, callers)
+            out_v, out_src, out_d = r.values, r.src_lane, r.defined
+        else:
+            width = 32 - segmask
+            out_v = np.zeros(values.shape, np.uint32)
+            out_src = np.full(values.shape, -1, np.int32)
+            out_d = np.zeros(values.shape, bool)
+            for w in np.unique(width[callers]):
+                r = emulator.shuffle(emode, values, b, int(w), mask, callers)
+                sel = callers & (width == w)
+                out_v[sel] = r.values[sel]
+                out_src[sel] = r.src_lane[sel]
+                out_d[sel] = r.defined[sel]
+        src = np.where(out_src >= 0, out_src, LANE)
+        if not da.all():
+            out_d = out_d & np.take_along_axis(da, src, axis=1)
+        extra_d = db & dc & mask_defined[:, None]
+        if not extra_d.all():
+            out_d = out_d & extra_d
+        extra = {"src_lane": out_src, "sent": values, "sent_defined": da}
+        if not want_p:
+            return [(out_v, out_d), (None, None)], extra
+        # predicate: the source lane was in range. A lane reads itself either because the clamp
+        # failed (p false) or because the computed lane is its own (p true).
+        bval = b.astype(np.int64) & 31
+        if mode in ("up", "down", "bfly"):
+            own = bval == 0
+        else:
+            own = ((LANE & segmask) | (bval & ~segmask & 31)) == LANE
+        p = (src != LANE) | own
+        pd = callers & extra_d
+        return [(out_v, out_d), (p, pd)], extra
+    return compute
+
+
+def vote_compute(mode: str):
+    """vote.sync (PTX ISA 9.7.12.8): ballot/any/all/uni over the calling lanes."""
+    def compute(inputs, callers, mask, mask_defined):
+        (p, dp), = inputs
+        p = p.astype(bool)
+        d = _row_defined(callers, dp, mask_defined)
+        if mode == "ballot":
+            r = np.broadcast_to(emulator.ballot(p, mask, callers)[:, None], p.shape).astype(np.uint32)
+        elif mode == "any":
+            r = np.broadcast_to(emulator.any_sync(p, mask, callers)[:, None], p.shape)
+        elif mode == "all":
+            r = np.broadcast_to(emulator.all_sync(p, mask, callers)[:, None], p.shape)
+        else:  # uni: the predicate is the same on every calling lane
+            uni = emulator.all_sync(p, mask, callers) | ~emulator.any_sync(p, mask, callers)
+            r = np.broadcast_to(uni[:, None], p.shape)
+        return [(np.array(r), d)], {}
+    return compute
+
+
+def match_compute(mode: str, t: str):
+    """match.sync (PTX ISA 9.7.12.9): .any through the emulator; .all: the callers' mask when every
+    caller holds the same value (and p true), else 0 (p false)."""
+    def compute(inputs, callers, mask, mask_defined):
+        (a, da), = inputs
+        d = _row_defined(callers, da, mask_defined)
+        if mode == "any":
+            r = emulator.match_any(a, mask, callers)
+            return [(r.values, d & r.defined), (np.ones(a.shape, bool), d)], {}
+        first = np.take_along_axis(a, np.argmax(callers, axis=1)[:, None], axis=1)
+        same = ((a == first) | ~callers).all(axis=1)
+        m = emulator.pack_bits(callers)
+        v = np.where(same, m, 0).astype(np.uint32)
+        return [(np.broadcast_to(v[:, None], a.shape).copy(), d),
+                (np.broadcast_to(same[:, None], a.shape).copy(), d)], {}
+    return compute
+
+
+def redux_compute(op: str, t: str):
+    """redux.sync (PTX ISA 9.7.12.11): add/min/max through the emulator; and/or/xor bitwise."""
+    def compute(inputs, callers, mask, mask_defined):
+        (a, da), = inputs
+        d = _row_defined(callers, da, mask_defined)
+        if op in ("add", "min", "max"):
+            vals = a.astype(np.int32 if t == "s32" else np.uint32)
+            r = emulator.warp_reduce(op, vals, mask, callers)
+            return [(r.values, d & r.defined)], {}
+        u = a.astype(np.uint32)
+        if op == "and":
+            res = np.bitwise_and.reduce(np.where(callers, u, np.uint32(0xFFFFFFFF)), axis=1)
+        elif op == "or":
+            res = np.bitwise_or.reduce(np.where(callers, u, np.uint32(0)), axis=1)
+        elif op == "xor":
+            res = np.bitwise_xor.reduce(np.where(callers, u, np.uint32(0)), axis=1)
+        else:
+            raise BadOperand(f"redux.sync.{op}")
+        out = np.where(callers, res[:, None], 0).astype(np.uint32)
+        return [(out, d)], {}
+    return compute

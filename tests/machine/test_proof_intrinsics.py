@@ -1,0 +1,26 @@
+"""Item 4: the 28,672 equivalence configurations and data/warp_intrinsics.json, with
+kernels/warp_intrinsics.cu itself running on the machine."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import cases, data
+from helpers.proof import intrinsics
+
+
+def test_the_28672_configurations_match_the_emulator_on_the_machine() -> None:
+    case_list = intrinsics.equivalence_cases()
+    assert intrinsics.configurations(case_list) == 28_672
+    reference = [cases.run(c, "emulator") for c in case_list]
+    bad = intrinsics.compare(case_list, reference)
+    print(f"\nINTRINSICS ON THE MACHINE: {intrinsics.configurations(case_list)} configurations in "
+          f"{len(case_list)} cases, {len(bad)} mismatching cases")
+    assert not bad, bad[:10]
+
+
+def test_recorded_h200_cases_match_on_the_machine() -> None:
+    if not data.exists("warp_intrinsics"):
+        pytest.skip("data/warp_intrinsics.json not recorded yet (python -m helpers.record on a GPU)")
+    rec = data.load("warp_intrinsics")["cases"]
+    bad = intrinsics.compare(rec, [c["result"] for c in rec])
+    assert not bad, bad[:10]
