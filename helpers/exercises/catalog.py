@@ -1,0 +1,21 @@
+"""Every exercise, by name, in the order of the notebooks."""
+from __future__ import annotations
+
+from .spec import Exercise
+from .warp_block import BLOCK_REDUCE_SUM, WARP_REDUCE_MAX
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in sorted(
+    (WARP_REDUCE_MAX, BLOCK_REDUCE_SUM), key=lambda e: e.notebook)}
+
+
+def get(name: str) -> Exercise:
+    """The exercise ``name``; ValueError naming the exercises that exist otherwise."""
+    try:
+        return EXERCISES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"name must be one of the exercises {list(EXERCISES)}; got {name!r}") from None
+
+
+def by_notebook(notebook: str) -> list[Exercise]:
+    """The exercises of notebook ``"01"`` .. ``"06"``, in order."""
+    return [ex for ex in EXERCISES.values() if ex.notebook == notebook]
