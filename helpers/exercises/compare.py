@@ -57,8 +57,13 @@ def explain_sum(got: float, x: np.ndarray, *, threads_per_warp: int = 32) -> Opt
     sums = [x[w * threads_per_warp:(w + 1) * threads_per_warp] for w in range(warps)]
 
     def near(sub: np.ndarray) -> bool:
-        return sub.size > 0 and abs(float(got) - float(np.asarray(sub, np.float64).sum())) <= sum_bound(sub) + 1e-30
+        return sub.size > 0 and abs(float(got) - float(np.asarray(sub, np.float64).sum())) <= sum_bound(sub)
 
+    if float(got) == 0.0 and float(np.asarray(x, np.float64).sum()) != 0.0:
+        if n < threads_per_warp:
+            return ("0 is where a sum starts: thread 0 added none of the values. A block of fewer than 32 threads "
+                    "still has one warp: is the number of warps rounded down to 0?")
+        return "0 is where a sum starts: thread 0 added none of the values"
     if n > 1 and float(got) == float(x[0]):
         return "that is thread 0's own value: nothing was added to it"
     if warps > 1 and near(sums[0]):
@@ -85,7 +90,7 @@ def explain_max(got: float, x: np.ndarray) -> Optional[str]:
                 "inputs the maximum is below 0")
     if np.isclose(float(got), float(np.asarray(x, np.float64).sum()), rtol=1e-5):
         return "that is the sum of the 32 values: combine with fmaxf, not +"
-    for k in range(1, 32):
+    for k in range(31, 0, -1):
         if float(got) == float(x[:k].max()) and float(got) != float(x.max()):
             return (f"that is the maximum of lanes 0..{k - 1} only: the values of lanes {k}..31 never reached "
                     f"lane 0")

@@ -88,7 +88,7 @@ def _engine_words(engine: str, gpu_lines: Sequence[str]) -> str:
 
 def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatches: Sequence[Optional[Mismatch]],
            warnings: Sequence[str], *, seed: int, engine: str, gpu_lines: Sequence[str], timings: Sequence[str],
-           kernel: Any, module: Any, seconds_so_far: float) -> Result:
+           kernel: Any, module: Any, seconds_so_far: float, skipped: int = 0) -> Result:
     """The verdict once every launch has run: hazards first, then results, then what only the machine
     counts; notes for what is worth knowing but not wrong."""
     import time
@@ -112,7 +112,7 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
 
     causes: list[str] = []
     if first is not None and first.undefined and first.warp is not None and engine in ("machine", "gpu"):
-        causes = undefined_reads(trace_launch(kernel, cases[bad[0]]), [first.warp], _warps_per_block(cases[bad[0]]))
+        causes = undefined_reads(trace_launch(kernel, cases[bad[0]]), [first.warp], _threads(cases[bad[0]]))
 
     def wrong_part() -> list[str]:
         assert first is not None
@@ -123,11 +123,17 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
                 out.append("Where undefined values came from:")
                 out += [f"  - {c}" for c in why]
         others = [cases[i].label for i in bad[1:]]
-        if others:
-            shown = "; ".join(others[:6]) + ("; ..." if len(others) > 6 else "")
-            out.append(f"{len(bad)} of {len(cases)} launches went wrong; the others: {shown}.")
+        right = [c.label for i, c in enumerate(cases) if i not in bad]
+        ran = f"{len(cases)} launches run" + (f" ({skipped} more skipped after the first failure)" if skipped else "")
+        if others and not right:
+            out.append(f"All {ran} went wrong.")
+        elif others:
+            shown = "; ".join(others[:8]) + ("; ..." if len(others) > 8 else "")
+            out.append(f"Of the {ran}, {len(bad)} went wrong; besides this one: {shown}.")
         else:
-            out.append(f"The other {len(cases) - 1} launches were right.")
+            out.append(f"Of the {ran}, this is the only one that went wrong.")
+        if right and others:
+            out.append("Right: " + "; ".join(right[:8]) + ("; ..." if len(right) > 8 else "") + ".")
         return out
 
     if problems:
@@ -154,8 +160,8 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
                      f"undefined shuffle or divergent barrier."]
             probe = next((c for c in cases if c.probe), None)
             if probe is not None:
-                per_block = _warps_per_block(probe)
-                for r in undefined_reads(trace_launch(kernel, probe), range(_blocks(probe) * per_block), per_block):
+                warps = _blocks(probe) * ((_threads(probe) + 31) // 32)
+                for r in undefined_reads(trace_launch(kernel, probe), range(warps), _threads(probe)):
                     notes.append(f"In {probe.label}, {r}. Your code never uses {('them' if 'values' in r else 'it')}: "
                                  f"the result is defined and right, which is all the contract asks "
                                  f"(a guarded tail).")
@@ -174,8 +180,8 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
                   seconds=seconds_so_far + time.perf_counter() - t0, seed=seed, timings=tuple(timings))
 
 
-def _warps_per_block(case: Case) -> int:
-    return (int(np.prod(case.block)) + 31) // 32
+def _threads(case: Case) -> int:
+    return int(np.prod(case.block))
 
 
 def _blocks(case: Case) -> int:

@@ -167,17 +167,18 @@ def finding_sentence(f: Any, label: str) -> str:
     return f"{KIND_TITLES.get(f.kind, f.kind)} at {lines}: {f.message} (in {label})."
 
 
-def undefined_reads(report: Any, warps: Sequence[int], per_block: int) -> list[str]:
+def undefined_reads(report: Any, warps: Sequence[int], threads: int) -> list[str]:
     """Shuffles in ``warps`` where a calling lane read a lane that was outside the member mask or
     did not call (inactive, or missing from a partial warp): the roots of undefined values, one
-    sentence per source line and reason."""
-    ``warps`` are numbered block-major; ``per_block`` warps make a block.
+    sentence per source line and reason. ``warps`` are numbered block-major; ``threads`` is the
+    number of threads per block (a partial last warp has lanes that do not exist).
     """
+    per_block = (threads + 31) // 32
     found: dict[tuple[str, str], list[set]] = {}
     for w in warps:
         try:
             tr = report.trace.shuffles(warps=[int(w)])
-        except ValueError:  # this warp executed no shuffle
+        except (ValueError, KeyError):  # this warp executed no shuffle (KeyError: the machine's way, today)
             continue
         for s in range(1, tr.n_steps):
             callers, src = tr.active[s, 0], tr.src_lane[s, 0]
@@ -186,9 +187,13 @@ def undefined_reads(report: Any, warps: Sequence[int], per_block: int) -> list[s
             root = callers & ~dfn & (src >= 0)
             m = re.search(r"\(line (\d+)\)", tr.labels[s])
             line = f"line {m.group(1)}" if m else "a shuffle"
+            exists = np.arange(32) < threads - (int(w) % per_block) * 32
+            absent = root & in_mask[srcc] & ~callers[srcc]
             for sel, why in ((root & ~in_mask[srcc], "outside the member mask"),
-                             (root & in_mask[srcc] & ~callers[srcc],
-                              "that did not call it (inactive, exited, or missing from a partial warp)")):
+                             (absent & ~exists[srcc], f"which do not exist (a block of {threads} "
+                                                       f"thread{'s' if threads > 1 else ''} has no such lanes in "
+                                                       f"this warp)"),
+                             (absent & exists[srcc], "which did not call this shuffle (inactive, or exited)")):
                 if sel.any():
                     dst = np.flatnonzero(sel)
                     entry = found.setdefault((line, why), [set(), set(), set(), set()])
@@ -252,7 +257,9 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     outcome = _run_machine(ex, kernel, cases)
     if isinstance(outcome, Result):
         return outcome
-    reports, mismatches = outcome
+    ran, reports, mismatches = outcome
+    skipped = len(cases) - len(ran)
+    cases = ran
     gpu_lines: list[str] = []
     timings: tuple[str, ...] = ()
     if engine == "gpu":
@@ -261,18 +268,26 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
         gpu_mismatches, gpu_lines, timings = gpu.run(ex, code, cases)
         mismatches = [m or g for m, g in zip(mismatches, gpu_mismatches)]
     return feedback.judged(ex, cases, reports, mismatches, warnings, seed=seed, engine=engine,
-                           gpu_lines=gpu_lines, timings=timings, kernel=kernel, module=module,
+                           gpu_lines=gpu_lines, timings=timings, kernel=kernel, module=module, skipped=skipped,
                            seconds_so_far=time.perf_counter() - t0)
 
 
+# After the first launch that goes wrong, only the remaining edge cases run (they say which shapes
+# fail), and launches stop once this many seconds have gone: a check stays within about 3 s.
+BUDGET_AFTER_FAILURE_S = 0.5
+
+
 def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
-    """Every launch on the machine: (reports, first mismatch of each launch), or a Result when the
-    machine cannot run the code."""
+    """Launch on the machine: (cases run, their reports, the first mismatch of each), or a Result
+    when the machine cannot run the code."""
     from . import feedback
     from ..machine import MachineError, UnsupportedInstruction
 
-    reports, mismatches = [], []
+    ran, reports, mismatches = [], [], []
+    failed_at: Optional[float] = None
     for case in cases:
+        if failed_at is not None and (not case.edge or time.perf_counter() - failed_at > BUDGET_AFTER_FAILURE_S):
+            continue
         case.reset()
         try:
             rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem)
@@ -281,9 +296,12 @@ def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
         except MachineError as exc:
             return feedback.machine_error(ex, str(exc), case.label)
         case.data["undefined"] = rep.undefined
+        ran.append(case)
         reports.append(rep)
         mismatches.append(ex.judge(case))
-    return reports, mismatches
+        if failed_at is None and (mismatches[-1] is not None or any(is_hazard(f) for f in rep.issues)):
+            failed_at = time.perf_counter()
+    return ran, reports, mismatches
 
 
 def trace_launch(kernel: Any, case: Case) -> Any:

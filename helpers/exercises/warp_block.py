@@ -77,10 +77,10 @@ def warp_reduce_max_judge(case: Case) -> Optional[Mismatch]:
             Row("expected", np.where(lane0, expected[w], 0), checked=lane0, result=True),
             Row("got", got, defined=~und[w], checked=lane0, wrong=lane0, result=False)]
     if und[w, 0]:
-        return Mismatch(f"In {case.label}, lane 0 of {where} returned an undefined value (expected "
+        return Mismatch(f"With {case.label}: lane 0 of {where} returned an undefined value (expected "
                         f"{fmt(expected[w])}).", rows, undefined=True, warp=w, title="lane 0's result is undefined")
     why = compare.explain_max(got[0], x[w])
-    return Mismatch(f"In {case.label}, lane 0 of {where}: expected {fmt(expected[w])}, got {fmt(got[0])}"
+    return Mismatch(f"With {case.label}: lane 0 of {where}: expected {fmt(expected[w])}, got {fmt(got[0])}"
                     + (f"; {why}." if why else "."), rows, warp=w,
                     title=f"lane 0: expected {fmt(expected[w])}, got {fmt(got[0])}")
 
@@ -157,16 +157,16 @@ def block_reduce_sum_judge(case: Case) -> Optional[Mismatch]:
             warp_sums[w] = x[blk, w * LANES:(w + 1) * LANES].astype(np.float64).sum()
             present[w] = True
         lane0 = np.arange(LANES) == 0
-        rows = [Row("warp sums", warp_sums, present=present),
-                Row("expected", np.where(lane0, exact, 0), present=lane0, result=True),
-                Row("got", np.where(lane0, got, 0), present=lane0, defined=~(lane0 & undefined), wrong=lane0)]
+        rows = [Row("warp sums\n(shared[w])", warp_sums, present=present),
+                Row("expected\n(thread 0)", np.where(lane0, exact, 0), present=lane0, result=True),
+                Row("got\n(thread 0)", np.where(lane0, got, 0), present=lane0, defined=~(lane0 & undefined), wrong=lane0)]
         title = f"thread 0 of a block of {b} ({kind}): expected {fmt(exact)}, got " + ("undefined" if undefined else fmt(got))
         if undefined:
-            return Mismatch(f"In {case.label}, {kind}: thread 0 returned an undefined value (expected {fmt(exact)}).",
+            return Mismatch(f"With {case.label} and {kind}: thread 0 returned an undefined value (expected {fmt(exact)}).",
                             rows, undefined=True, warp=blk * ((b + 31) // 32), title=title)
         why = compare.explain_sum(got, x[blk])
         tol = "" if blk == 0 else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
-        return Mismatch(f"In {case.label}, {kind}: thread 0 returned {fmt(got)}, expected {fmt(exact)}{tol}"
+        return Mismatch(f"With {case.label} and {kind}: thread 0 returned {fmt(got)}, expected {fmt(exact)}{tol}"
                         + (f"; {why}." if why else "."), rows, title=title)
     return None
 
