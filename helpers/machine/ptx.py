@@ -206,7 +206,7 @@ def type_size(t: str) -> int:
 
 # -- Lexing ---------------------------------------------------------------------------------------
 
-_LINE_DIRECTIVES = (".loc", ".file", ".version", ".target", ".address_size")
+_LINE_DIRECTIVES = (".loc\t", ".loc ", ".file\t", ".file ", ".version", ".target", ".address_size")
 _FUNC_HEAD = re.compile(r"^\s*(\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b")
 _LABEL = re.compile(r"^\s*([\$A-Za-z_][\w\$]*)\s*:")
 _REG_DECL = re.compile(r"^\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.+)$", re.S)
@@ -517,7 +517,7 @@ def _walk(items, mod: Module) -> list[Function]:
                 mod.target = s.split(None, 1)[1]
             elif s.startswith(".address_size"):
                 mod.address_size = int(s.split()[1])
-            elif s.startswith(".loc") and fn is not None:
+            elif s.startswith((".loc\t", ".loc ")) and fn is not None:
                 cur_loc = s
             continue
         if kind == "open":
