@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from .spec import Exercise
 from .warp_block import BLOCK_REDUCE_SUM, WARP_REDUCE_MAX
+from .warp_lanes import BUTTERFLY_SUM16, SEGMENT_SUM16, WARP_AGGREGATED_APPEND
 
 EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in sorted(
-    (WARP_REDUCE_MAX, BLOCK_REDUCE_SUM), key=lambda e: e.notebook)}
+    (WARP_AGGREGATED_APPEND, SEGMENT_SUM16, WARP_REDUCE_MAX, BUTTERFLY_SUM16, BLOCK_REDUCE_SUM), key=lambda e: e.notebook)}
 
 
 def get(name: str) -> Exercise:

@@ -185,3 +185,10 @@ def fmt(v: Any) -> str:
     if f == int(f) and abs(f) < 1e7:
         return f"{int(f)}.0"
     return f"{f:.7g}"
+
+
+def clause(why: Optional[str]) -> str:
+    """``"; why."`` (no doubled stop after a question), or ``"."`` when there is no why."""
+    if not why:
+        return "."
+    return f"; {why}" + ("" if why.endswith(("?", ".", "!")) else ".")

@@ -6,7 +6,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import compare
-from .spec import LANES, Bench, Case, Exercise, Mismatch, Row, fmt
+from .spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt
 
 FULL_WARP_BLOCKS = tuple(range(32, 1025, 32))
 
@@ -81,7 +81,7 @@ def warp_reduce_max_judge(case: Case) -> Optional[Mismatch]:
                         f"{fmt(expected[w])}).", rows, undefined=True, warp=w, title="lane 0's result is undefined")
     why = compare.explain_max(got[0], x[w])
     return Mismatch(f"With {case.label}: lane 0 of {where}: expected {fmt(expected[w])}, got {fmt(got[0])}"
-                    + (f"; {why}." if why else "."), rows, warp=w,
+                    + clause(why), rows, warp=w,
                     title=f"lane 0: expected {fmt(expected[w])}, got {fmt(got[0])}")
 
 
@@ -167,7 +167,7 @@ def block_reduce_sum_judge(case: Case) -> Optional[Mismatch]:
         why = compare.explain_sum(got, x[blk])
         tol = "" if blk == 0 else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
         return Mismatch(f"With {case.label} and {kind}: thread 0 returned {fmt(got)}, expected {fmt(exact)}{tol}"
-                        + (f"; {why}." if why else "."), rows, title=title)
+                        + clause(why), rows, title=title)
     return None
 
 
