@@ -32,11 +32,13 @@ def sum_bound(x: np.ndarray) -> float:
     return gamma * float(np.abs(np.asarray(x, np.float64)).sum())
 
 
-def sum_ok(got: float, x: np.ndarray) -> bool:
-    """``got`` is within :func:`sum_bound` of the exact sum of ``x`` (exactly equal for whole numbers)."""
+def sum_ok(got: float, x: np.ndarray, exact: bool = False) -> bool:
+    """``got`` equals the exact sum of ``x`` (``exact``: for whole numbers), or is within
+    :func:`sum_bound` of it."""
     if not np.isfinite(got):
         return False
-    return abs(float(got) - float(np.asarray(x, np.float64).sum())) <= sum_bound(x)
+    err = abs(float(got) - float(np.asarray(x, np.float64).sum()))
+    return err == 0.0 if exact else err <= sum_bound(x)
 
 
 def whole_numbers(rng: np.random.Generator, n: int, lo: int = -8, hi: int = 8) -> np.ndarray:

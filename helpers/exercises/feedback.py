@@ -5,7 +5,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .run import Result, finding_sentence, trace_launch, undefined_reads, where, is_hazard
+from .run import KIND_TITLES, Result, finding_sentence, is_hazard, trace_launch, undefined_reads, where
 from .spec import Case, Exercise, Mismatch
 
 MACHINE = "the SIMT machine"
@@ -101,7 +101,7 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
             key = (f.kind, where(f.loc), where(f.other_loc) if f.other_loc is not None else None)
             if key not in seen:
                 seen[key] = (finding_sentence(f, case.label), is_hazard(f), f.kind)
-    problems = [s for s, hazard, _ in seen.values() if hazard]
+    problems = _capped([(k, s) for s, hazard, k in seen.values() if hazard])
     kinds = list(dict.fromkeys(k for _, hazard, k in seen.values() if hazard))
     soft = [s for s, hazard, _ in seen.values() if not hazard]
     bad = [i for i, m in enumerate(mismatches) if m is not None]
@@ -136,9 +136,10 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
             out.append("Right: " + "; ".join(right[:8]) + ("; ..." if len(right) > 8 else "") + ".")
         return out
 
+    seen_h = [k for _, hazard, k in seen.values() if hazard]
     if problems:
         status = "hazard"
-        lines = [f"{head} not yet. The SIMT machine found {'a hazard' if len(problems) == 1 else f'{len(problems)} hazards'} "
+        lines = [f"{head} not yet. The SIMT machine found {'a hazard' if len(seen_h) == 1 else f'{len(seen_h)} hazards'} "
                  f"in your code" + (", although every result came out right this time: on a GPU it can go "
                                     "wrong on any run." if first is None else ".")]
         lines += [f"  - {p}" for p in problems]
@@ -178,6 +179,21 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
     return Result(ex.name, status == "passed", status, text, tried=tried, mismatch=first, problems=tuple(problems),
                   notes=tuple(notes), engine=MACHINE if engine == "machine" else f"{MACHINE} and the GPU",
                   seconds=seconds_so_far + time.perf_counter() - t0, seed=seed, timings=tuple(timings))
+
+
+PER_KIND = 3   # findings of one kind listed in full; the rest are counted
+
+
+def _capped(findings: Sequence[tuple[str, str]]) -> list[str]:
+    """The sentences, at most PER_KIND of each kind, then one line counting the rest."""
+    out: list[str] = []
+    for kind in dict.fromkeys(k for k, _ in findings):
+        same = [s for k, s in findings if k == kind]
+        out += same[:PER_KIND]
+        if len(same) > PER_KIND:
+            out.append(f"... and {len(same) - PER_KIND} more of this kind ({KIND_TITLES.get(kind, kind).lower()}) at "
+                       f"other lines: fix the first, and run again.")
+    return out
 
 
 def _threads(case: Case) -> int:
