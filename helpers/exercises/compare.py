@@ -92,10 +92,12 @@ def explain_max(got: float, x: np.ndarray) -> Optional[str]:
                 "inputs the maximum is below 0")
     if np.isclose(float(got), float(np.asarray(x, np.float64).sum()), rtol=1e-5):
         return "that is the sum of the 32 values: combine with fmaxf, not +"
-    for k in range(31, 0, -1):
-        if float(got) == float(x[:k].max()) and float(got) != float(x.max()):
-            return (f"that is the maximum of lanes 0..{k - 1} only: the values of lanes {k}..31 never reached "
-                    f"lane 0")
+    fits = [k for k in range(1, 32) if float(got) == float(x[:k].max())]
+    if fits and float(got) != float(x.max()):
+        # A tree reduces power-of-two prefixes: of the prefixes that fit, name the one a missing step leaves.
+        powers = [k for k in fits if k & (k - 1) == 0]
+        k = max(powers) if powers else max(fits)
+        return f"that is the maximum of lanes 0..{k - 1} only: the values of lanes {k}..31 never reached lane 0"
     if (x == got).any():
         lanes = np.flatnonzero(x == got)
         return f"that is the value of lane {lane_ranges(lanes)}, not the largest one"
