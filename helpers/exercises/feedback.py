@@ -27,7 +27,7 @@ ADVICE = {
 NO_NVRTC = ("Checking an exercise compiles your CUDA C with NVRTC (the CUDA runtime compiler), and NVRTC "
             "cannot be loaded on this computer (there is none for macOS). To check your answers, open this "
             "notebook on a Linux machine or under WSL on Windows (pip install nvidia-cuda-nvrtc-cu12), on a "
-            "machine with an NVIDIA GPU, or in a hosted notebook (a Linux one, such as Google Colab). "
+            "machine with an NVIDIA GPU, or in a hosted notebook that runs Linux. "
             "The hints and the solution work here.")
 
 
