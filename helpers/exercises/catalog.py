@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from .ladder import LAST_WARP_SUM, THREAD_SUM_VEC4
 from .spec import Exercise
-from .warp_block import BLOCK_REDUCE_SUM, WARP_REDUCE_MAX
+from .warp_block import BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, WARP_REDUCE_MAX
 from .warp_lanes import BUTTERFLY_SUM16, SEGMENT_SUM16, WARP_AGGREGATED_APPEND
 
 EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in sorted(
-    (WARP_AGGREGATED_APPEND, SEGMENT_SUM16, WARP_REDUCE_MAX, BUTTERFLY_SUM16, BLOCK_REDUCE_SUM, LAST_WARP_SUM,
+    (WARP_AGGREGATED_APPEND, SEGMENT_SUM16, WARP_REDUCE_MAX, BUTTERFLY_SUM16, BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM,
+     LAST_WARP_SUM,
      THREAD_SUM_VEC4), key=lambda e: e.notebook)}
 
 

@@ -147,8 +147,10 @@ def where(loc: Any) -> str:
     line = _cell_line(loc)
     if line is not None:
         return f"line {line}"
-    if loc is not None:
+    if loc is not None and loc.line:
         return f"the harness ({loc.file.rsplit('/', 1)[-1]}, line {loc.line})"
+    if loc is not None:
+        return "an instruction the compiler merged from several lines"
     return "an unknown line"
 
 

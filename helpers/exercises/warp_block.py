@@ -120,7 +120,7 @@ def block_reduce_sum_blocks(rng: np.random.Generator) -> list[int]:
     """Block sizes tried: the edge cases, every number of warps with a full and with a partial
     last warp at the boundaries, and random sizes."""
     edge = [1, 2, 31, 32, 33, 63, 64, 65, 96, 97, 255, 256, 257, 511, 512, 513, 993, 1023, 1024]
-    rand = sorted(set(int(b) for b in rng.integers(3, 1024, size=6)) - set(edge))
+    rand = sorted(set(int(b) for b in rng.integers(3, 1024, size=3)) - set(edge))
     return edge + rand
 
 
@@ -202,4 +202,94 @@ BLOCK_REDUCE_SUM = Exercise(
         "(lane + offset < lanes in this warp), and give the shuffle a mask of the lanes that exist.",
     ),
     bench=_bench_block,
+)
+
+
+# ---------------------------------------------------------------- block_y_reduce_sum (04)
+
+Y_SHAPES = ((1, 1), (32, 1), (32, 2), (32, 3), (32, 5), (1, 1024), (1024, 1), (16, 64), (33, 31), (96, 3),
+            (7, 9), (4, 256))
+
+
+def block_y_cases(rng: np.random.Generator) -> list[Case]:
+    """2D shapes: one row, one column, 3 and 5 rows (not powers of two), 1024 threads either way,
+    rows that do not line up with warps; then random shapes. Two blocks each: whole numbers, real values."""
+    shapes = list(Y_SHAPES)
+    while len(shapes) < len(Y_SHAPES) + 4:
+        bx, by = int(rng.integers(1, 65)), int(rng.integers(1, 65))
+        if bx * by <= 1024 and (bx, by) not in shapes:
+            shapes.append((bx, by))
+    cases = []
+    for i, (bx, by) in enumerate(shapes):
+        n = bx * by
+        x = np.concatenate([compare.whole_numbers(rng, n), (rng.standard_normal(n) * 4).astype(np.float32)])
+        cases.append(Case(f"blockDim = ({bx}, {by})", (2,), (bx, by), (x, np.full(2 * n, np.nan, np.float32)),
+                          {"x": x.copy()}, edge=i < len(Y_SHAPES)))
+    return cases
+
+
+def block_y_judge(case: Case) -> Optional[Mismatch]:
+    bx, by = case.block[0], case.block[1]
+    x = case.data["x"].reshape(2, by, bx)
+    out = case.args[1].reshape(2, by, bx)
+    und = _undefined(case, 1)
+    und = np.zeros(out.shape, bool) if und is None else und.reshape(2, by, bx)
+    for blk, kind in ((0, "whole numbers"), (1, "real values")):
+        cols = x[blk].astype(np.float64)
+        exact = cols.sum(axis=0)                                      # (bx,)
+        k = by - 1
+        bound = 0.0 if blk == 0 else k * compare.U32 / (1 - k * compare.U32)
+        tol = bound * np.abs(cols).sum(axis=0)
+        got = out[blk].astype(np.float64)
+        bad = und[blk] | ~np.isfinite(got) | (np.abs(got - exact[None, :]) > tol[None, :])
+        if not bad.any():
+            continue
+        y, xx = (int(v) for v in np.argwhere(bad)[0])
+        lanes = min(LANES, bx)
+        present = np.arange(LANES) < lanes
+        pad = lambda a: np.where(present, np.pad(a[:lanes], (0, LANES - lanes)), np.nan)  # noqa: E731
+        rows = [Row("expected\n(column sums)", pad(exact), present=present, result=True),
+                Row(f"got, row {y}", pad(got[y]), present=present,
+                    defined=np.pad(~und[blk, y, :lanes], (0, LANES - lanes), constant_values=True),
+                    wrong=np.pad(bad[y, :lanes], (0, LANES - lanes)))]
+        where = f"thread ({xx}, {y})"
+        n_bad = int(bad.sum())
+        if und[blk, y, xx]:
+            return Mismatch(f"With {case.label} and {kind}: {where} returned an undefined value (expected "
+                            f"{fmt(exact[xx])}, the sum of column {xx}); {n_bad} of {bx * by} threads are wrong.",
+                            rows, undefined=True, warp=blk * ((bx * by + 31) // 32) + (y * bx + xx) // 32,
+                            title=f"{case.label}, {kind}: undefined results")
+        why = None
+        for rows_used in range(by - 1, 0, -1):
+            if np.all(got[y] == cols[:rows_used].sum(axis=0)) and blk == 0:
+                why = (f"that is the sum of rows 0..{rows_used - 1} only: with {by} rows the first stride must be half "
+                       f"the next power of two (so no row is dropped)")
+                break
+        return Mismatch(f"With {case.label} and {kind}: {where} returned {fmt(got[y, xx])}, expected "
+                        f"{fmt(exact[xx])} (the sum of column {xx}); {n_bad} of {bx * by} threads are wrong"
+                        + clause(why), rows, title=f"{case.label}, {kind}: row {y} against the column sums")
+    return None
+
+
+BLOCK_Y_REDUCE_SUM = Exercise(
+    name="block_y_reduce_sum",
+    notebook="04",
+    title="Fix the seed's BlockYReduce",
+    signature="__device__ float block_y_reduce_sum(float v, float* shared)",
+    contract=("Every thread of a 2D block calls block_y_reduce_sum, converged, with its own value v; any shape with "
+              "blockDim.x * blockDim.y <= 1024 (blockDim.z = 1), powers of two or not. shared points to room for "
+              "blockDim.x * blockDim.y floats of shared memory. Every thread must return the sum of its column: the "
+              "values of all threads with its threadIdx.x. The cell starts with the seed's version, which drops "
+              "rows and races."),
+    compare=compare.SUM_RULE,
+    kernel="block_y_reduce_sum_harness",
+    cases=block_y_cases,
+    judge=block_y_judge,
+    hints=(
+        "Run it first: the machine names the race, and blockDim = (32, 3) shows the rows it drops.",
+        "Dropped rows: with 3 rows, stride = blockDim.y / 2 = 1 adds row 1 to row 0 and never row 2. Start from half "
+        "the next power of two (2 for 3 rows), and add a partner row only if it exists.",
+        "The race: every row rewrites its slot in every phase, while the row above may be reading it. Let only the "
+        "rows that add (y < stride) write, so each phase writes rows [0, stride) and reads rows [stride, 2 stride).",
+    ),
 )
