@@ -119,6 +119,9 @@ def reader(ctx, op, t: str) -> Callable:
     if isinstance(op, Imm):
         val = imm_value(op.value, t)
         return lambda G: (val, True)
+    if isinstance(op, Sym) and op.name == "WARP_SZ":  # PTX ISA 5.6 "Predefined identifiers": 32
+        val = imm_value(32, t)
+        return lambda G: (val, True)
     if isinstance(op, Sym):
         addr = ctx.symbol_address(op.name)
         val = imm_value(addr, t)
@@ -451,12 +454,45 @@ def _minmax(ins: Instr, fn):
 
 # bit operations --------------------------------------------------------------------------------
 
+def and_defined(a, da, b, db):
+    """Definedness of a & b (predicates): a defined false operand decides the result alone."""
+    if da is True and db is True:
+        return True
+    da_ = np.ones(np.shape(a), bool) if da is True else da
+    db_ = np.ones(np.shape(b), bool) if db is True else db
+    return (da_ & db_) | (da_ & ~a) | (db_ & ~b)
+
+
+def or_defined(a, da, b, db):
+    """Definedness of a | b (predicates): a defined true operand decides the result alone."""
+    return and_defined(~np.asarray(a), da, ~np.asarray(b), db)
+
+
+def _pred_logic(ins: Instr, op: str):
+    def build(ctx):
+        w = writer(ctx, ins.operands[0], "pred")
+        ra, rb = reader(ctx, ins.operands[1], "pred"), reader(ctx, ins.operands[2], "pred")
+
+        def run(G):
+            a, da = ra(G)
+            b, db = rb(G)
+            a, b = np.broadcast_to(a, (G.n,)), np.broadcast_to(b, (G.n,))
+            if op == "and":
+                w(G, a & b, and_defined(a, da, b, db))
+            elif op == "or":
+                w(G, a | b, or_defined(a, da, b, db))
+            else:
+                w(G, a ^ b, both(da, db))
+        return Op(ALU, ins, run)
+    return _late(ins, build)
+
+
 @maker("and", "or", "xor")
 def _logic(ins: Instr, fn):
     t = _type(ins)
     g = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[ins.opcode]
     if t == "pred":
-        return _simple(ins, t, [t, t], lambda a, b: g(a, b))
+        return _pred_logic(ins, ins.opcode)
     return _simple(ins, t, [t, t], lambda a, b: g(a, b, dtype=NP[t]))
 
 
@@ -832,15 +868,22 @@ def _setp(ins: Instr, fn):
             b, db = rb(G)
             r = _bcast(f(a, b), G)
             d = both(da, db)
+            dq = d
             if rc is not None:
                 c, dc = rc(G)
+                c = np.broadcast_to(c, (G.n,))
                 p, q = comb[boolop](r, c), comb[boolop](~r, c)
-                d = both(d, dc)
+                if boolop == "and":
+                    d, dq = and_defined(r, d, c, dc), and_defined(~r, d, c, dc)
+                elif boolop == "or":
+                    d, dq = or_defined(r, d, c, dc), or_defined(~r, d, c, dc)
+                else:
+                    d = dq = both(d, dc)
             else:
                 p, q = r, ~r
             wp(G, p, d)
             if wq is not None:
-                wq(G, q, d)
+                wq(G, q, dq)
         return Op(ALU, ins, run)
     return _late(ins, build)
 

@@ -160,6 +160,7 @@ class Launch:
         tid = np.arange(self.T, dtype=np.int64)
         self.local = tid % self.TPC
         self.exists = self.local < self.B
+        self.arange = np.arange(max(self.T * 4, 64), dtype=np.int64)
         self._special: dict[str, np.ndarray] = {}
         self.R: dict[str, np.ndarray] = {}
         self.D: dict[str, np.ndarray] = {}
@@ -184,7 +185,8 @@ class Launch:
         self.ops = [m(self) for m in _prepared(fn)]
         self.used = False
 
-    def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None) -> None:
+    def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
+              globals_: Optional[dict] = None) -> None:
         """Reset every per-launch state and load the arguments."""
         if self.used:
             for name in self.R:
@@ -225,7 +227,7 @@ class Launch:
         self.cw = {k: np.zeros(self.n_warps, np.int64) for k in self.ci}
         self.events: list = []
         self.ws_events: list = []
-        self._memory(args)
+        self._memory(args, globals_ or {})
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -288,7 +290,7 @@ class Launch:
         self.L_total = off
         self.L_stride = _align(max(off, 4), 16)
 
-    def _memory(self, args) -> None:
+    def _memory(self, args, globals_: dict) -> None:
         """Fresh memory for one launch: the arguments' allocations, variables, parameters."""
         fn = self.fn
         gl = mem.GlobalLayout()
@@ -302,6 +304,14 @@ class Launch:
             else:
                 self.arg_allocs.append(None)
         var_allocs = [(v, gl.add(v.name, v.size)) for v in self.global_vars]
+        known = {v.name: v for v in self.global_vars}
+        self.extra: list[tuple[str, np.ndarray, mem.Allocation]] = []
+        var_bytes: dict[str, bytes] = {}
+        for name, value in globals_.items():
+            if name not in known:
+                raise ValueError(f"globals: {name!r} is not a __device__ variable this kernel uses; "
+                                 f"it uses {sorted(known) or 'none'}")
+            var_bytes[name] = self._pack_global(name, value, known[name], gl)
         self.glayout = gl
         self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
         for a, al in zip(args, self.arg_allocs):
@@ -310,6 +320,11 @@ class Launch:
         for v, al in var_allocs:
             if v.init:
                 self.gspace.data[al.start:al.start + al.nbytes] = _init_bytes(v)
+            if v.name in var_bytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = np.frombuffer(var_bytes[v.name], np.uint8)
+        for _, a, al in self.extra:
+            if al.nbytes:
+                self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
         self.gtab = gl.tables()
         pbytes = bytearray(self.param_size)
         for i, (p, a) in enumerate(zip(fn.params, args)):
@@ -320,6 +335,36 @@ class Launch:
         self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
         self.lspace = mem.Space("local", self.T * self.L_stride if self.L_total else 16, defined=False,
                                 track_written=True, races=False)
+
+    def _pack_global(self, name: str, value, var, gl: mem.GlobalLayout) -> bytes:
+        """The bytes of a __device__ variable: raw (an array or scalar of its size) or a tuple of
+        struct fields laid out in C order with natural alignment, arrays becoming pointers to new
+        allocations (updated in place after the launch)."""
+        if isinstance(value, tuple):
+            out = bytearray()
+            for j, f in enumerate(value):
+                if isinstance(f, np.ndarray):
+                    if not f.flags.c_contiguous:
+                        raise ValueError(f"globals[{name!r}][{j}] must be a C-contiguous array")
+                    al = gl.add(f"{name} field {j}", f.nbytes, mem.array_offset(f))
+                    self.extra.append((name, f, al))
+                    b, align = int(al.base).to_bytes(8, "little"), 8
+                elif isinstance(f, np.generic):
+                    b, align = f.tobytes(), f.dtype.itemsize
+                else:
+                    raise ValueError(f"globals[{name!r}][{j}] must be a NumPy array (a pointer) or a NumPy "
+                                     f"scalar; got {type(f).__name__}")
+                out.extend(b"\0" * ((-len(out)) % align))
+                out.extend(b)
+            out.extend(b"\0" * ((-len(out)) % 8))
+            data = bytes(out)
+        elif isinstance(value, (np.ndarray, np.generic)):
+            data = value.tobytes()
+        else:
+            raise ValueError(f"globals[{name!r}] must be a tuple of fields, a NumPy array or a NumPy scalar")
+        if len(data) > var.size or (not isinstance(value, tuple) and len(data) != var.size):
+            raise ValueError(f"globals[{name!r}] has {len(data)} bytes; the variable has {var.size}")
+        return data + b"\0" * (var.size - len(data))
 
     # -- services for decoded ops -------------------------------------------------------------
 
@@ -563,16 +608,16 @@ class Launch:
         return o
 
     def _words(self, flat: np.ndarray, nbytes: int):
-        nw = max(1, nbytes // 4)
-        w0 = flat // 4
+        """The 4-byte words an access touches, the byte mask within each (None: whole words) and
+        which element each word belongs to (None: one word per element)."""
+        w0 = flat >> 2
+        if nbytes == 4:
+            return w0, None, None
         if nbytes < 4:
-            bm = ((1 << nbytes) - 1) << (flat % 4)
-        else:
-            bm = np.full(flat.size, 0xF)
-        if nw == 1:
-            return w0, bm, np.arange(flat.size)
+            return w0, ((1 << nbytes) - 1) << (flat & 3), None
+        nw = nbytes // 4
         words = (w0[:, None] + np.arange(nw)).ravel()
-        return words, np.repeat(bm, nw), np.repeat(np.arange(flat.size), nw)
+        return words, None, np.repeat(np.arange(flat.size), nw)
 
     def _race(self, sp: mem.Space, G: Group, ins, pos, flat, nbytes: int, hazard: str, rec_tids, recs, live, what):
         """Report live conflicting records as races (aggregated by the two PCs)."""
@@ -600,30 +645,44 @@ class Launch:
         return f"{ts} of block {bs}" if bs else ts
 
     def _counters_mem(self, sp, G: Group, ins, pos, flat, a, nbytes: int) -> None:
+        """Shared wavefronts (32 banks of 4-byte words, a word asked for by several lanes served once)
+        and global 32-byte sectors, per warp-level request."""
         tids = G.idx[pos]
         warps = tids >> 5
         if sp is self.sspace:
             words, _, idx = self._words(flat, nbytes)
-            w = warps[idx]
-            key = np.unique(w * BIG + words)
-            uw, ub = key // BIG, (key % BIG) % 32
-            cnt = np.bincount((uw - uw.min()) * 32 + ub)
-            per = cnt.reshape(-1, 32).max(axis=1) if cnt.size % 32 == 0 else \
-                np.pad(cnt, (0, (-cnt.size) % 32)).reshape(-1, 32).max(axis=1)
-            wl = np.arange(per.size) + uw.min()
+            w = warps if idx is None else warps[idx]
+            key = w * BIG + words
+            key.sort()
+            first = np.empty(key.size, bool)
+            first[0] = True
+            np.not_equal(key[1:], key[:-1], out=first[1:])
+            key = key[first]
+            uw = key // BIG
+            w0 = int(uw[0])
+            cnt = np.bincount((uw - w0) * 32 + (key % BIG) % 32, minlength=(int(uw[-1]) - w0 + 1) * 32)
+            per = cnt.reshape(-1, 32).max(axis=1)
             hit = per > 0
-            self.cw["shared_requests"][wl[hit]] += 1
-            self.cw["shared_wavefronts"][wl[hit]] += per[hit]
-            self.ci["shared_requests"][ins.index] += int(hit.sum())
+            wl = np.flatnonzero(hit) + w0
+            self.cw["shared_requests"][wl] += 1
+            self.cw["shared_wavefronts"][wl] += per[hit]
+            self.ci["shared_requests"][ins.index] += wl.size
             self.ci["shared_wavefronts"][ins.index] += int(per.sum())
         elif sp is self.gspace:
-            first = flat // 32
-            last = (flat + nbytes - 1) // 32
-            secs = np.unique(np.r_[warps * BIG + first, warps * BIG + last])
-            uw = secs // BIG
-            ws, c = np.unique(uw, return_counts=True)
+            key = warps * BIG + flat // 32  # an aligned access of <= 16 bytes stays in one sector
+            if nbytes > 16:
+                key = np.concatenate([key, warps * BIG + (flat + nbytes - 1) // 32])
+            key.sort()
+            first = np.empty(key.size, bool)
+            first[0] = True
+            np.not_equal(key[1:], key[:-1], out=first[1:])
+            uw = key[first] // BIG
+            w0 = int(uw[0])
+            c = np.bincount(uw - w0)
+            hit = c > 0
+            ws = np.flatnonzero(hit) + w0
             self.cw["global_requests"][ws] += 1
-            self.cw["global_sectors"][ws] += c
+            self.cw["global_sectors"][ws] += c[hit]
             self.ci["global_requests"][ins.index] += ws.size
             self.ci["global_sectors"][ins.index] += int(c.sum())
 
@@ -631,17 +690,17 @@ class Launch:
         es = type_size(t)
         nbytes = es * vec
         dt = np.dtype(dec.NP[t])
-        vals = np.zeros((G.n, vec), dt)
-        dfn = np.zeros((G.n, vec), bool)
+        ut = dec.UINT[es]
+        vals = dfn = None
         for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
-            idx = (flat // es)[:, None] + np.arange(vec)
-            raw = sp.data.view(dec.UINT[es])[idx]
-            vals[pos] = raw.view(dt)
-            d = sp.defined.view(dec.UINT[es])[idx] == ONES[es]
+            k = flat // es
+            idx = k if vec == 1 else k[:, None] + np.arange(vec)
+            raw = sp.data.view(ut)[idx]
+            d = sp.defined.view(ut)[idx] == ONES[es]
             if sp.written is not None:
-                wr = sp.written.view(dec.UINT[es])[idx] == ONES[es]
+                wr = sp.written.view(ut)[idx] == ONES[es]
                 if not wr.all():
-                    bad = ~wr.all(axis=1)
+                    bad = ~wr if vec == 1 else ~wr.all(axis=1)
                     self.add_finding("uninitialized", ins.index,
                                      f"read of {sp.name} memory that no thread has written "
                                      f"({self._describe(sp.name, int(a[bad][0]))}): its value is undefined",
@@ -649,97 +708,124 @@ class Launch:
             if sp.W is not None:
                 tids = G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
-                wt = tids[eidx]
+                wt = tids if eidx is None else tids[eidx]
                 W = sp.W[words]
-                live = (W[:, TID] >= 0) & ((W[:, BYTES] & bm) != 0)
+                live = W[:, TID] >= 0
+                if bm is not None:
+                    live &= (W[:, BYTES] & bm) != 0
                 if live.any():
                     live &= ~self._ordered(W, wt)
                     self._race(sp, G, ins, pos, flat, nbytes, "RAW", wt, W, live, "read")
                     changed = live & sp.w_chg[words]
                     if changed.any():
                         badel = np.zeros(pos.size, bool)
-                        badel[eidx[changed]] = True
-                        d &= ~badel[:, None]
+                        badel[changed if eidx is None else eidx[changed]] = True
+                        d = d & (~badel if vec == 1 else ~badel[:, None])
                 if ins.index in self.racy_by_pc:
                     mark = np.isin(tids, self.racy_by_pc[ins.index])
                     if mark.any():
-                        d &= ~mark[:, None]
+                        d = d & (~mark if vec == 1 else ~mark[:, None])
                 if not read_only:
-                    rec = self._record(wt, ins.index, bm)
-                    R1 = sp.R1[words]
-                    shift = R1[:, TID] != wt
-                    sp.R2[words[shift]] = R1[shift]
+                    rec = self._record(wt, ins.index, 15 if bm is None else bm)
+                    r1t = sp.R1[words, TID]
+                    shift = (r1t >= 0) & (r1t != wt)
+                    if shift.any():
+                        ws_ = words[shift]
+                        sp.R2[ws_] = sp.R1[ws_]
                     sp.R1[words] = rec
-                    m = words.size
-                    sp.scratch[words] = np.arange(m)
-                    dup = sp.scratch[words] != np.arange(m)
+                    ar = self.arange[:words.size]
+                    sp.scratch[words] = ar
+                    dup = sp.scratch[words] != ar
                     if dup.any():
                         sp.R2[words[dup]] = rec[dup]
-            dfn[pos] = d
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+            if vec == 1:
+                raw, d = raw[:, None], d[:, None]
+            if pos.size == G.n:
+                vals, dfn = raw.view(dt), d
+            else:
+                if vals is None:
+                    vals, dfn = np.zeros((G.n, vec), dt), np.zeros((G.n, vec), bool)
+                vals[pos] = raw.view(dt)
+                dfn[pos] = d
+        if vals is None:
+            vals, dfn = np.zeros((G.n, vec), dt), np.zeros((G.n, vec), bool)
         return vals, dfn
 
     def store(self, G: Group, ins, space, addr, adef, t: str, vec: int, vals: np.ndarray, defs: np.ndarray) -> None:
         es = type_size(t)
         nbytes = es * vec
+        ut = dec.UINT[es]
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
         for sp, pos, flat, a in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
-            idx = (flat // es)[:, None] + np.arange(vec)
-            view = sp.data.view(dec.UINT[es])
-            new = vals[pos].view(dec.UINT[es])
-            d = defs[pos].copy()
+            k = flat // es
+            idx = k[:, None] + np.arange(vec) if vec > 1 else k
+            view = sp.data.view(ut)
+            allpos = pos.size == G.n
+            new = (vals if allpos else vals[pos]).view(ut)
+            d = (defs if allpos else defs[pos]).copy()
+            if vec == 1:
+                new, d = new[:, 0], d[:, 0]
             if sp.W is not None:
                 old = view[idx]
-                chg_el = (old != new).any(axis=1)
+                chg_el = old != new if vec == 1 else (old != new).any(axis=1)
                 tids = G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
-                wt = tids[eidx]
-                chg = chg_el[eidx]
+                wt = tids if eidx is None else tids[eidx]
+                chg = chg_el if eidx is None else chg_el[eidx]
                 W = sp.W[words]
-                live = (W[:, TID] >= 0) & ((W[:, BYTES] & bm) != 0)
+                live = W[:, TID] >= 0
+                if bm is not None:
+                    live &= (W[:, BYTES] & bm) != 0
                 if live.any():
                     live &= ~self._ordered(W, wt)
                     self._race(sp, G, ins, pos, flat, nbytes, "WAW", wt, W, live, "write")
                     lost = np.zeros(pos.size, bool)
-                    lost[eidx[live & chg]] = True
-                    d &= ~lost[:, None]
+                    lc = live & chg
+                    lost[lc if eidx is None else eidx[lc]] = True
+                    d &= ~lost if vec == 1 else ~lost[:, None]
                 for R in (sp.R1, sp.R2):
+                    rt = R[words, TID]
+                    lr = rt >= 0
+                    if not lr.any():
+                        continue
                     Rr = R[words]
-                    lr = (Rr[:, TID] >= 0) & ((Rr[:, BYTES] & bm) != 0)
+                    if bm is not None:
+                        lr &= (Rr[:, BYTES] & bm) != 0
                     if lr.any():
                         lr &= ~self._ordered(Rr, wt)
                         self._race(sp, G, ins, pos, flat, nbytes, "WAR", wt, Rr, lr, "write")
                         hit = lr & chg
-                        for rt, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
-                            key = (int(rt), int(rpc))
+                        for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
+                            key = (int(rt_), int(rpc))
                             if key not in self.racy_loads:
                                 self.new_racy.add(key)
                 # two threads of this group writing the same bytes
-                keyw = (flat if nbytes < 4 else flat // 4)
-                m = keyw.size
-                sp.scratch[keyw] = np.arange(m)
+                keyw = flat if nbytes < 4 else flat // 4
+                ar = self.arange[:keyw.size]
+                sp.scratch[keyw] = ar
                 last = sp.scratch[keyw]
-                dup = last != np.arange(m)
+                dup = last != ar
                 if dup.any():
                     i = np.flatnonzero(dup)
                     fake = np.zeros((i.size, NREC), np.int32)
                     fake[:, TID] = tids[last[i]]
                     fake[:, PC] = ins.index
                     self._race(sp, G, ins, pos, flat, nbytes, "WAW", tids[i], fake, np.ones(i.size, bool), "write")
-                    differ = (new[i] != new[last[i]]).any(axis=1)
+                    ni, nl = (new[i], new[last[i]]) if vec == 1 else (new[i].T, new[last[i]].T)
+                    differ = (np.atleast_2d(ni != nl)).any(axis=0)
                     if differ.any():
                         d[last[i][differ]] = False
-                rec = self._record(wt, ins.index, bm)
+                rec = self._record(wt, ins.index, 15 if bm is None else bm)
                 sp.W[words] = rec
                 sp.w_chg[words] = chg
                 sp.R1[words, TID] = -1
                 sp.R2[words, TID] = -1
             view[idx] = new
-            dv = sp.defined.view(dec.UINT[es])
-            dv[idx] = np.where(d, ONES[es], 0).astype(dec.UINT[es])
+            sp.defined.view(ut)[idx] = np.where(d, ONES[es], ut(0))
             if sp.written is not None:
-                sp.written.view(dec.UINT[es])[idx] = ONES[es]
+                sp.written.view(ut)[idx] = ONES[es]
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
 
     def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
@@ -1000,6 +1086,11 @@ class Launch:
     def bar_arrive(self, G: Group, p: int, op) -> np.ndarray:
         ids, idd = op.bar_id(G)
         idx = G.idx
+        if op.bar_count is None and op.bar_red is None and np.ndim(ids) == 0 and self._bar_fast(G):
+            w, _ = G.warps()
+            self.ci["barriers"][p] += w.size
+            self.cw["barriers"][w] += 1
+            return idx
         self.status[idx] = BAR
         self.pc[idx] = p
         self.bar_id[idx] = np.broadcast_to(np.asarray(ids).astype(np.int64), (G.n,))
@@ -1017,6 +1108,22 @@ class Launch:
         self.ci["barriers"][p] += w.size
         self.cw["barriers"][w] += 1
         return self.bar_try(np.unique(idx // self.TPC))
+
+    def _bar_fast(self, G: Group) -> bool:
+        """Every live thread of the group's blocks arrives here, now, and none waits elsewhere:
+        the barrier completes at once (the common, convergent case)."""
+        ctas_first = G.idx[0] // self.TPC
+        ctas_last = G.idx[-1] // self.TPC
+        nc = ctas_last - ctas_first + 1
+        lo, hi = ctas_first * self.TPC, (ctas_last + 1) * self.TPC
+        st = self.status[lo:hi]
+        # all threads of these CTAs that are alive are in G: compare counts of non-exited threads
+        alive = int(np.count_nonzero(st != EXIT))
+        if alive != G.n or (self.status[G.idx] != RUN).any():
+            return False
+        self.bepoch[ctas_first:ctas_last + 1] += 1
+        self.pc[G.idx] += 1
+        return True
 
     def bar_try(self, ctas: np.ndarray) -> np.ndarray:
         st = self.status.reshape(self.ncta, self.TPC)[ctas]
@@ -1311,10 +1418,19 @@ class Launch:
         if self.trace_on:
             from .trace import MachineTrace
             trace = MachineTrace(self)
+        ug: dict[str, list] = {}
+        for name, a, al in self.extra:
+            d = self.gspace.defined[al.start:al.start + al.nbytes]
+            ug.setdefault(name, []).append((~d.reshape(-1, a.itemsize).all(axis=1)).reshape(a.shape) if a.size
+                                           else np.zeros(a.shape, bool))
         return Report(issues=[self.findings[k] for k in self.order], undefined=undefined, counters=counters,
+                      undefined_globals=ug,
                       trace=trace, fma_contractable=list(getattr(self.fn, "_contractable", [])), steps=self.steps)
 
     def copy_back(self) -> None:
+        for _, a, al in self.extra:
+            if al.nbytes and a.flags.writeable:
+                a.reshape(-1).view(np.uint8)[:] = self.gspace.data[al.start:al.start + al.nbytes]
         for i, (a, al) in enumerate(zip(self.args, self.arg_allocs)):
             if al is None or al.nbytes == 0:
                 continue
@@ -1428,14 +1544,14 @@ def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
-           max_steps: int = 2_000_000) -> Report:
+           max_steps: int = 2_000_000, globals_: Optional[dict] = None) -> Report:
     """Run one launch; replay it once if a racing store changed what an earlier load had read."""
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
     L = _launcher(module, fn, grid, block, shared_mem, arrays)
-    L.start(args, trace=trace, max_steps=max_steps)
+    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_)
     L.run()
     if L.new_racy:
-        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy))
+        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_)
         L.run()
     L.copy_back()
     return L.report()

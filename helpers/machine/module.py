@@ -102,17 +102,23 @@ class Kernel:
         return f"<machine kernel {self.name}>"
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0, *,
-                 trace: bool = False, max_steps: int = 2_000_000) -> Report:
+                 trace: bool = False, max_steps: int = 2_000_000, globals: Optional[dict] = None) -> Report:
         """Launch on the machine: ``grid`` and ``block`` are 1 to 3 ints; ``args`` one per kernel
         parameter (NumPy arrays for pointers, updated in place; NumPy scalars by value).
 
         ``trace=True`` records every executed warp-instruction (``Report.trace``). ``max_steps`` bounds
-        the scheduling steps (a runaway loop raises :class:`MachineError`).
+        the scheduling steps (a runaway loop raises :class:`MachineError`). ``globals`` sets
+        ``__device__`` variables before the launch: {name: a tuple of struct fields (NumPy arrays
+        become pointers to buffers updated in place, NumPy scalars are values), or a NumPy array /
+        scalar holding the variable's bytes}; e.g. the trace sink of ``-DWARPLAB_TRACE`` kernels:
+        ``{"warplab_trace_sink": (held, received, src, np.int64(n_slots), np.int32(n_steps))}``.
         """
         from .executor import launch
 
+        if shared_mem < 0:
+            raise ValueError(f"shared_mem must be >= 0 bytes; got {shared_mem}")
         return launch(self.raw_module.module, self.function, _dims("grid", grid), _dims("block", block),
-                      tuple(args), int(shared_mem), trace=trace, max_steps=max_steps)
+                      tuple(args), int(shared_mem), trace=trace, max_steps=max_steps, globals_=globals)
 
 
 def _dims(what: str, v: Any) -> tuple[int, int, int]:

@@ -135,6 +135,8 @@ class Report:
     approximate: PTX instructions the machine executed that are approximate on hardware (none today:
                 approximate instructions are refused).
     steps:      how many scheduling steps the launch took.
+    undefined_globals: for ``globals=`` given as struct fields: {variable: [undefined mask of each
+                array field, in order]}.
     """
 
     issues: list[Finding]
@@ -144,6 +146,7 @@ class Report:
     fma_contractable: list[tuple] = field(default_factory=list)
     approximate: list[tuple] = field(default_factory=list)
     steps: int = 0
+    undefined_globals: dict[str, list] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:

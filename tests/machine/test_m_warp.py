@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from helpers import emulator, machine
+from helpers import emulator, machine, warp_reduce
 
 MODES = ("idx", "up", "down", "xor")
 
@@ -257,3 +257,18 @@ def test_trace_gives_the_shuffle_steps_in_the_project_format():
     np.testing.assert_array_equal(out, v.reshape(2, 32).sum(1))
     ev = rep.trace.events
     assert ev.size and (ev["active"] != 0).all()
+
+
+def test_instrumented_kernel_fills_its_trace_sink_like_the_gpu():
+    mod = machine.kernel_module("warp_reduce_sum", ("warp_reduce_sum_kernel<float>",), ("WARPLAB_TRACE",))
+    x = np.random.default_rng(4).standard_normal(64).astype(np.float32)
+    out = np.zeros(2, np.float32)
+    held, received = np.full((6, 64), np.nan), np.full((6, 64), np.nan)
+    src = np.full((6, 64), -1, np.int32)
+    rep = mod.get_function("warp_reduce_sum_kernel<float>")(
+        (1,), (64,), (x, out), globals={"warplab_trace_sink": (held, received, src, np.int64(64), np.int32(6))})
+    assert rep.clean
+    ref = warp_reduce.warp_reduce_sum_trace(x.reshape(2, 32), backend="emulator")
+    np.testing.assert_array_equal(held.reshape(6, 2, 32), ref.held.astype(np.float64))
+    np.testing.assert_array_equal(src.reshape(6, 2, 32), ref.src_lane)
+    assert not rep.undefined_globals["warplab_trace_sink"][0].any()

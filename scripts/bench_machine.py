@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Speed of the SIMT machine (helpers.machine) on this computer: not a test, a measurement.
+
+    PYTHONPATH=. python scripts/bench_machine.py            # every figure
+    PYTHONPATH=. python scripts/bench_machine.py --quick    # fewer repetitions
+
+Figures (issue 11's targets in brackets), each the median of interleaved repetitions after one
+warm-up launch (compilation and the first binding of a launch shape are not timed; they are
+reported apart as "parse + prepare"):
+
+* one warp's WarpReduceSum (float)                                      [<= 5 ms]
+* a 1024-thread BlockReduce (float sum, one block)                       [<= 50 ms]
+* a full reduction of N = 2^16 floats with each of v0..v8 and onepass, the launch shapes of
+  helpers.reduce (block 256; grid-stride versions sized for 132 SMs x 8 blocks)   [<= 2 s each]
+* parsing a module's PTX, and preparing a launch (decoding + binding), cold and cached [<= 100 ms]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from helpers import machine  # noqa: E402
+from helpers import reduce as R  # noqa: E402
+from helpers.machine import executor, ptx  # noqa: E402
+
+N = 2 ** 16
+BLOCK = 256
+RESIDENT = 132 * 8  # an H200: 132 SMs, 8 blocks of 256 threads each
+
+
+def _median(fn, reps: int) -> float:
+    fn()  # warm-up: binds the launch shape
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def warp_reduce_sum(reps: int) -> float:
+    mod = machine.kernel_module("warp_reduce_sum", ("warp_reduce_sum_kernel<float>",))
+    k = mod.get_function("warp_reduce_sum_kernel<float>")
+    x = np.random.default_rng(0).standard_normal(32).astype(np.float32)
+    out = np.zeros(1, np.float32)
+    return _median(lambda: k((1,), (32,), (x, out)), reps)
+
+
+def block_reduce_1024(reps: int) -> float:
+    expr = "block_reduce_kernel<float, warplab::ops::Sum<float>>"
+    mod = machine.kernel_module("block_reduce", (expr,))
+    k = mod.get_function(expr)
+    x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
+    out = np.zeros(1024, np.float32)
+    return _median(lambda: k((1,), (1024,), (x, out)), reps)
+
+
+def full_reduction(version: str, reps: int) -> tuple[float, float]:
+    spec = R._SPECS[version]
+    expr = R.kernel_name(version, BLOCK)
+    mod = machine.kernel_module(spec.file, (expr,), ("REDUCE_UNROLL=4",) if spec.vector else ())
+    k = mod.get_function(expr)
+    x = np.random.default_rng(2).standard_normal(N).astype(np.float32)
+    grids = R.pass_grids(version, N, BLOCK, RESIDENT)
+    bufs = [np.zeros(g, np.float32) for g in grids]
+    result = [0.0]
+
+    def run() -> None:
+        if version == "onepass":
+            done, out = np.zeros(1, np.uint32), np.zeros(1, np.float32)
+            k((grids[0],), (BLOCK,), (x, bufs[0], done, out, np.int64(N)))
+            result[0] = float(out[0])
+            return
+        src, n = x, N
+        for g, b in zip(grids, bufs):
+            k((g,), (BLOCK,), (src, b, np.int64(n)))
+            src, n = b, g
+        result[0] = float(src[0])
+
+    t = _median(run, reps)
+    return t, abs(result[0] - float(x.astype(np.float64).sum()))
+
+
+def parse_prepare() -> list[tuple[str, float, float, float]]:
+    rows = []
+    for name, expr in (("reduce_v4", "reduce_v4<256>"), ("reduce_v8", "reduce_v8<256>"),
+                       ("block_reduce", "block_reduce_kernel<float, warplab::ops::Sum<float>>")):
+        mod = machine.kernel_module(name, (expr,))
+        real = mod.lowered[expr]
+        t0 = time.perf_counter()
+        m = ptx.parse(mod.ptx)
+        fn = m.functions[real]
+        t_parse = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        executor.Launch(m, fn, (1, 1, 1), (256, 1, 1), 0, tuple(True if p.type == "u64" else False
+                                                                for p in fn.params))
+        t_prep = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        machine.RawModule(ptx=mod.ptx).get_function(real)  # cached parse
+        t_cached = time.perf_counter() - t0
+        rows.append((name, t_parse, t_prep, t_cached))
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = ap.parse_args()
+    reps = 3 if args.quick else 9
+    print(f"SIMT machine speed on this computer (median of {reps} after a warm-up)")
+    t = warp_reduce_sum(reps * 3)
+    print(f"  WarpReduceSum, one warp           {t * 1e3:8.1f} ms   (target <= 5 ms)")
+    t = block_reduce_1024(reps)
+    print(f"  BlockReduce, 1024 threads         {t * 1e3:8.1f} ms   (target <= 50 ms)")
+    for v in R.VERSIONS:
+        t, err = full_reduction(v, max(1, reps // 3))
+        print(f"  full reduction {v:8s} N=2^16     {t:8.2f} s    (target <= 2 s; |sum - float64 sum| = {err:.2e})")
+    for name, tp, tb, tc in parse_prepare():
+        print(f"  parse {name:13s} {tp * 1e3:6.0f} ms, prepare a launch {tb * 1e3:6.0f} ms, cached {tc * 1e3:5.1f} ms"
+              f"   (target <= 100 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
