@@ -3,7 +3,6 @@ scripts/insert_exercises.py on copies of the notebooks (idempotent; strict nbval
 from __future__ import annotations
 
 import csv
-import json
 import shutil
 import subprocess
 import sys

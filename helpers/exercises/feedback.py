@@ -82,7 +82,7 @@ def machine_error(ex: Exercise, message: str, label: str) -> Result:
     return Result(ex.name, False, "machine_error", text, engine=MACHINE)
 
 
-def _engine_words(engine: str, gpu_lines: Sequence[str]) -> str:
+def _engine_words(engine: str) -> str:
     return MACHINE if engine == "machine" else f"{MACHINE} and the GPU"
 
 
@@ -108,7 +108,7 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
     first = mismatches[bad[0]] if bad else None
     notes = [f"Compiler warning: {w}" for w in warnings]
     head = f"Exercise {ex.name}:"
-    runs = f"{len(cases)} launches on {_engine_words(engine, gpu_lines)}"
+    runs = f"{len(cases)} launches on {_engine_words(engine)}"
 
     causes: list[str] = []
     if first is not None and first.undefined and first.warp is not None and engine in ("machine", "gpu"):
@@ -177,7 +177,7 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
         lines += [f"  - {n}" for n in notes]
     text = "\n".join(lines) + _tail(ex, seed)
     return Result(ex.name, status == "passed", status, text, tried=tried, mismatch=first, problems=tuple(problems),
-                  notes=tuple(notes), engine=MACHINE if engine == "machine" else f"{MACHINE} and the GPU",
+                  notes=tuple(notes), engine=_engine_words(engine),
                   seconds=seconds_so_far + time.perf_counter() - t0, seed=seed, timings=tuple(timings))
 
 

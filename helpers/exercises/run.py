@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -63,7 +63,7 @@ class Result:
     engine: str = ""
     seconds: float = 0.0
     seed: Optional[int] = None
-    timings: tuple[str, ...] = field(default=())
+    timings: tuple[str, ...] = ()
 
     def html(self) -> str:
         """The feedback as HTML, with the lane figure of the first wrong result."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from matplotlib.patches import Patch
@@ -103,7 +103,7 @@ def result_html(result: Any, with_figure: bool = True) -> str:
     for i, p in enumerate(paragraphs):
         p = p.strip("\n")
         folded = next((f for f in FOLDED if p.startswith(f)), None)
-        pre = f'<pre style="white-space:pre-wrap;font-size:90%;margin:4px 0">{{}}</pre>'
+        pre = '<pre style="white-space:pre-wrap;font-size:90%;margin:4px 0">{}</pre>'
         if folded == "Notes:":
             parts.append(f"<details open><summary>Notes</summary>{pre.format(html.escape(p[len(folded):].strip()))}</details>")
         elif folded:
