@@ -291,6 +291,21 @@ def _bcast(v, G):
     return v
 
 
+def per_thread(x, n: int):
+    """``x`` (a scalar, or already one value per thread) as one value per thread, without copying
+    when it already is (np.broadcast_to is slow for small arrays)."""
+    if np.ndim(x) == 0:
+        return np.full(n, x)
+    return x if x.shape == (n,) else np.broadcast_to(x, (n,))
+
+
+def defined_per_thread(d, n: int):
+    """A definedness (True or a bool array) as one bool per thread."""
+    if d is True:
+        return np.ones(n, bool)
+    return d if np.shape(d) == (n,) else np.broadcast_to(d, (n,))
+
+
 # integer arithmetic --------------------------------------------------------------------------------
 
 def _int_kind(t: str) -> str:
@@ -476,7 +491,7 @@ def _pred_logic(ins: Instr, op: str):
         def run(G):
             a, da = ra(G)
             b, db = rb(G)
-            a, b = np.broadcast_to(a, (G.n,)), np.broadcast_to(b, (G.n,))
+            a, b = per_thread(a, G.n), per_thread(b, G.n)
             if op == "and":
                 w(G, a & b, and_defined(a, da, b, db))
             elif op == "or":
@@ -871,7 +886,7 @@ def _setp(ins: Instr, fn):
             dq = d
             if rc is not None:
                 c, dc = rc(G)
-                c = np.broadcast_to(c, (G.n,))
+                c = per_thread(c, G.n)
                 p, q = comb[boolop](r, c), comb[boolop](~r, c)
                 if boolop == "and":
                     d, dq = and_defined(r, d, c, dc), and_defined(~r, d, c, dc)
@@ -905,8 +920,8 @@ def _selp(ins: Instr, fn):
             if da is True and db is True:
                 d = dc
             else:  # defined where the predicate is and the chosen operand is
-                da_ = np.broadcast_to(da, (G.n,)) if da is not True else np.ones(G.n, bool)
-                db_ = np.broadcast_to(db, (G.n,)) if db is not True else np.ones(G.n, bool)
+                da_ = defined_per_thread(da, G.n)
+                db_ = defined_per_thread(db, G.n)
                 d = both(dc, np.where(c, da_, db_))
             w(G, _bcast(v, G), d)
         return Op(ALU, ins, run)
@@ -1150,7 +1165,7 @@ def _st(ins: Instr, fn):
             for r in rs:
                 v, dv = r(G)
                 vs.append(_bcast(v, G))
-                ds.append(np.broadcast_to(dv, (G.n,)) if dv is not True else np.ones(G.n, bool))
+                ds.append(defined_per_thread(dv, G.n))
             ctx.store(G, ins, space, av, ad, t, vec, np.stack(vs, axis=1).astype(NP[t]), np.stack(ds, axis=1))
         return Op(ALU, ins, run)
     return _late(ins, build)
@@ -1307,6 +1322,34 @@ def _activemask(ins: Instr, fn):
     return _late(ins, build)
 
 
+def registers_read(fn) -> set:
+    """Every register name a function reads (operands after the first, addresses, guards)."""
+    names = getattr(fn, "_reads", None)
+    if names is None:
+        names = set()
+
+        def add(o):
+            if isinstance(o, Reg):
+                names.add(o.name)
+            elif isinstance(o, Vec):
+                for x in o.items:
+                    add(x)
+            elif isinstance(o, Addr) and o.base_is_reg:
+                names.add(o.base)
+            elif isinstance(o, Pair):
+                add(o.first)
+                add(o.second)
+
+        for ins in fn.instrs:
+            if ins.guard:
+                names.add(ins.guard)
+            sources_first = ins.opcode in ("st", "red", "bar", "barrier", "prefetch", "prefetchu")
+            for o in ins.operands if sources_first else ins.operands[1:]:
+                add(o)
+        fn._reads = names
+    return names
+
+
 def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_ops: list, dst_types: list[str],
            compute: Callable):
     """A warp-synchronous instruction: operands read per thread, combined per (warp, mask) row."""
@@ -1319,7 +1362,7 @@ def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_
             out = []
             for r in rs:
                 v, d = r(G)
-                out.append((_bcast(v, G), np.broadcast_to(d, (G.n,)) if d is not True else np.ones(G.n, bool)))
+                out.append((_bcast(v, G), defined_per_thread(d, G.n)))
             return out
 
         def write(G, outs):
@@ -1339,9 +1382,11 @@ def _shfl(ins: Instr, fn):
     d = ins.operands[0]
     dst, pdst = (d.first, d.second) if isinstance(d, Pair) else (d, None)
     a, b, c, m = ins.operands[1:5]
+    if pdst is not None and pdst.name not in registers_read(fn):
+        pdst = None  # NVRTC names the predicate but nothing reads it: skip computing it
     from .warpsync import shfl_compute
     return _ws_op(ins, f"shfl.sync.{mode}.b32", [a, b, c], ["b32", "b32", "b32"], m, [dst, pdst], ["b32", "pred"],
-                  shfl_compute(mode))
+                  shfl_compute(mode, pdst is not None))
 
 
 @maker("vote")

@@ -484,10 +484,10 @@ class Launch:
     def _resolve(self, G: Group, ins, space: Optional[str], addr, adef, nbytes: int, what: str):
         """Yield (Space, positions in G, flat byte indices, state-space addresses) for valid accesses."""
         n = G.n
-        addr = np.broadcast_to(np.asarray(addr).astype(np.int64), (n,))
+        addr = dec.per_thread(np.asarray(addr).astype(np.int64, copy=False), n)
         valid = np.ones(n, bool)
-        if adef is not True:
-            bad = ~np.broadcast_to(adef, (n,))
+        if adef is not True and not adef.all():
+            bad = ~dec.defined_per_thread(adef, n)
             if bad.any():
                 self.taint(G, bad)
                 self.add_finding("uninitialized", ins.index, f"{what} at an address computed from an undefined value",
@@ -514,8 +514,11 @@ class Launch:
         spaces = [space] if space is not None else [names[c] for c in np.unique(cls[valid])] if valid.any() else []
         for sp in spaces:
             if cls is None:
-                pos = np.flatnonzero(valid)
-                a = addr[pos]
+                if valid.all():
+                    pos, a = self.arange[:n], addr
+                else:
+                    pos = np.flatnonzero(valid)
+                    a = addr[pos]
             else:
                 c = names.index(sp)
                 pos = np.flatnonzero(valid & (cls == c))
@@ -834,7 +837,7 @@ class Launch:
         dt = np.dtype(dec.NP[t])
         old = np.zeros(G.n, dt)
         dold = np.zeros(G.n, bool)
-        bdef = np.broadcast_to(bdef, (G.n,)) if bdef is not True else np.ones(G.n, bool)
+        bdef = dec.defined_per_thread(bdef, G.n)
         if self.any_tainted:
             bdef = bdef & ~self.tainted[G.idx]
         b = np.asarray(b, dt)
@@ -894,7 +897,7 @@ class Launch:
 
     def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
         m, md = op.ws_mask(G)
-        m = np.broadcast_to(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, (G.n,))
+        m = dec.per_thread(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, G.n)
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
             return G.idx
         idx = G.idx
@@ -1034,10 +1037,10 @@ class Launch:
                 raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
             for p, sel, Gp in parts:
                 if inv is None:
-                    res = [(ov.reshape(-1), od.reshape(-1)) for ov, od in outs]
+                    res = [(None, None) if ov is None else (ov.reshape(-1), od.reshape(-1)) for ov, od in outs]
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
-                    res = [(ov[ri, li], od[ri, li]) for ov, od in outs]
+                    res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]
                 self.ops[p].ws_write(Gp, res)
             if self.trace_on:
                 self.ws_events.append((self.steps, op0.ws_key, [p for p, _, _ in parts], rwarp, callers, rmask,
@@ -1093,10 +1096,10 @@ class Launch:
             return idx
         self.status[idx] = BAR
         self.pc[idx] = p
-        self.bar_id[idx] = np.broadcast_to(np.asarray(ids).astype(np.int64), (G.n,))
+        self.bar_id[idx] = np.asarray(ids).astype(np.int64)
         if op.bar_count is not None:
             cnt, cd = op.bar_count(G)
-            self.bar_cnt[idx] = np.broadcast_to(np.asarray(cnt).astype(np.int64), (G.n,))
+            self.bar_cnt[idx] = np.asarray(cnt).astype(np.int64)
         else:
             self.bar_cnt[idx] = -1
         if op.bar_red is not None:

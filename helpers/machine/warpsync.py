@@ -30,8 +30,9 @@ def _row_defined(callers: np.ndarray, d: np.ndarray, mask_defined: np.ndarray) -
     return ((d | ~callers).all(axis=1) & mask_defined)[:, None] & callers
 
 
-def shfl_compute(mode: str):
-    """shfl.sync (PTX ISA 9.7.9.6): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0)."""
+def shfl_compute(mode: str, want_p: bool = True):
+    """shfl.sync (PTX ISA 9.7.9.6): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0).
+    ``want_p``: compute the predicate destination (whether the source lane was in range)."""
     emode = "xor" if mode == "bfly" else mode
     expected_clamp = 0 if mode == "up" else 31
 
@@ -73,6 +74,9 @@ def shfl_compute(mode: str):
         extra_d = db & dc & mask_defined[:, None]
         if not extra_d.all():
             out_d = out_d & extra_d
+        extra = {"src_lane": out_src, "sent": values, "sent_defined": da}
+        if not want_p:
+            return [(out_v, out_d), (None, None)], extra
         # predicate: the source lane was in range. A lane reads itself either because the clamp
         # failed (p false) or because the computed lane is its own (p true).
         bval = b.astype(np.int64) & 31
@@ -82,7 +86,7 @@ def shfl_compute(mode: str):
             own = ((LANE & segmask) | (bval & ~segmask & 31)) == LANE
         p = (src != LANE) | own
         pd = callers & extra_d
-        return [(out_v, out_d), (p, pd)], {"src_lane": out_src, "sent": values, "sent_defined": da}
+        return [(out_v, out_d), (p, pd)], extra
     return compute
 
 
