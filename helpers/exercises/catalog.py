@@ -1,0 +1,25 @@
+"""Every exercise, by name, in the order of the notebooks."""
+from __future__ import annotations
+
+from .ladder import LAST_WARP_SUM, THREAD_SUM_VEC4
+from .spec import Exercise
+from .warp_block import BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, WARP_REDUCE_MAX
+from .warp_lanes import BUTTERFLY_SUM16, SEGMENT_SUM16, WARP_AGGREGATED_APPEND
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in sorted(
+    (WARP_AGGREGATED_APPEND, SEGMENT_SUM16, WARP_REDUCE_MAX, BUTTERFLY_SUM16, BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM,
+     LAST_WARP_SUM,
+     THREAD_SUM_VEC4), key=lambda e: e.notebook)}
+
+
+def get(name: str) -> Exercise:
+    """The exercise ``name``; ValueError naming the exercises that exist otherwise."""
+    try:
+        return EXERCISES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"name must be one of the exercises {list(EXERCISES)}; got {name!r}") from None
+
+
+def by_notebook(notebook: str) -> list[Exercise]:
+    """The exercises of notebook ``"01"`` .. ``"06"``, in order."""
+    return [ex for ex in EXERCISES.values() if ex.notebook == notebook]

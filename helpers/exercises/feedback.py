@@ -1,0 +1,207 @@
+"""What the learner is told: one :class:`~helpers.exercises.run.Result` per way an answer can end."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .run import KIND_TITLES, Result, finding_sentence, is_hazard, trace_launch, undefined_reads, where
+from .spec import Case, Exercise, Mismatch
+
+MACHINE = "the SIMT machine"
+
+ADVICE = {
+    "race": ("Two threads touch the same address, at least one writing, with nothing ordering them. Between a "
+             "write and another thread's read put __syncthreads() (threads of different warps) or __syncwarp() "
+             "(lanes of one warp). Shuffles and volatile do not order memory."),
+    "undefined_shuffle": ("Every lane named in the mask of a *_sync call must reach that same call, and a lane "
+                          "that calls must be named in the mask."),
+    "out_of_bounds": "An index went past the end of an array: check it against the size before the access.",
+    "misaligned": "A 16-byte load (float4) needs an address that is a multiple of 16 bytes.",
+    "divergent_barrier": ("__syncthreads() must be reached by every thread of the block: not inside a branch that "
+                          "only some threads take."),
+    "deadlock": "Some threads wait at a barrier or a *_sync call that the others never reach.",
+    "uninitialized": "An address was computed from an undefined value.",
+}
+
+NO_NVRTC = ("Checking an exercise compiles your CUDA C with NVRTC (the CUDA runtime compiler), and NVRTC "
+            "cannot be loaded on this computer (there is none for macOS). To check your answers, open this "
+            "notebook on a Linux machine or under WSL on Windows (pip install nvidia-cuda-nvrtc-cu12), on a "
+            "machine with an NVIDIA GPU, or in a hosted notebook that runs Linux. "
+            "The hints and the solution work here.")
+
+
+def _tail(ex: Exercise, seed: Optional[int]) -> str:
+    s = f"\n\nHow results are compared: {ex.compare}"
+    if seed is not None:
+        s += (f"\nThe random launches came from seed {seed}: helpers.exercises.check({ex.name!r}, source, "
+              f"seed={seed}) repeats them.")
+    return s
+
+
+def not_started(ex: Exercise, seconds: float) -> Result:
+    text = (f"Exercise {ex.name}: not solved yet. Write {ex.signature} in this cell, replacing the TODO, and run "
+            f"it (Shift+Enter). It is compiled by NVRTC and checked on the GPU if there is one, otherwise on the "
+            f"SIMT machine, over every edge case and random launches.")
+    return Result(ex.name, False, "not_started", text, seconds=seconds)
+
+
+def no_nvrtc(ex: Exercise, seconds: float) -> Result:
+    return Result(ex.name, False, "no_nvrtc", f"Exercise {ex.name}: cannot be checked here. {NO_NVRTC}",
+                  seconds=seconds)
+
+
+def compile_error(ex: Exercise, errors: Sequence[str], warnings: Sequence[str], in_harness: bool,
+                  seconds: float) -> Result:
+    parts = [f"Exercise {ex.name}: your code does not compile. NVRTC says (line numbers are your cell's):"]
+    parts += [f"\n{e}" for e in errors]
+    if in_harness:
+        parts.append(f"\nThe harness calls your function exactly as the contract says, so your cell must define "
+                     f"{ex.signature} (same name, same parameter types, same return type).")
+    if warnings:
+        parts.append("\nWarnings:")
+        parts += [f"\n{w}" for w in warnings]
+    return Result(ex.name, False, "compile_error", "\n".join(parts), seconds=seconds)
+
+
+def unsupported(ex: Exercise, exc: Any, at: str) -> Result:
+    text = (f"Exercise {ex.name}: your code compiles, but the SIMT machine cannot run {at} yet: "
+            f"`{exc.instruction}` is an instruction it does not execute (it never guesses). Write that line with "
+            f"the intrinsics of the series (shuffles, votes, atomics, __syncthreads, __syncwarp), or check it on a "
+            f"GPU.")
+    return Result(ex.name, False, "unsupported", text, engine=MACHINE)
+
+
+def machine_error(ex: Exercise, message: str, label: str) -> Result:
+    if "steps" in message:
+        text = (f"Exercise {ex.name}: in {label} your code did not finish: {message}. Is there a loop whose "
+                f"condition never becomes false for some thread?")
+    else:
+        text = (f"Exercise {ex.name}: the SIMT machine could not run your code in {label}: {message}. If your code "
+                f"looks right, this may be a limit of the machine: check it on a GPU, and tell the maintainers.")
+    return Result(ex.name, False, "machine_error", text, engine=MACHINE)
+
+
+def _engine_words(engine: str) -> str:
+    return MACHINE if engine == "machine" else f"{MACHINE} and the GPU"
+
+
+def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatches: Sequence[Optional[Mismatch]],
+           warnings: Sequence[str], *, seed: int, engine: str, gpu_lines: Sequence[str], timings: Sequence[str],
+           kernel: Any, module: Any, seconds_so_far: float, skipped: int = 0) -> Result:
+    """The verdict once every launch has run: hazards first, then results, then what only the machine
+    counts; notes for what is worth knowing but not wrong."""
+    import time
+
+    t0 = time.perf_counter()
+    tried = tuple(c.label for c in cases)
+    seen: dict[tuple, tuple[str, bool, str]] = {}
+    for case, rep in zip(cases, reports):
+        for f in rep.issues:
+            key = (f.kind, where(f.loc), where(f.other_loc) if f.other_loc is not None else None)
+            if key not in seen:
+                seen[key] = (finding_sentence(f, case.label), is_hazard(f), f.kind)
+    problems = _capped([(k, s) for s, hazard, k in seen.values() if hazard])
+    kinds = list(dict.fromkeys(k for _, hazard, k in seen.values() if hazard))
+    soft = [s for s, hazard, _ in seen.values() if not hazard]
+    bad = [i for i, m in enumerate(mismatches) if m is not None]
+    first = mismatches[bad[0]] if bad else None
+    notes = [f"Compiler warning: {w}" for w in warnings]
+    head = f"Exercise {ex.name}:"
+    runs = f"{len(cases)} launches on {_engine_words(engine)}"
+
+    causes: list[str] = []
+    if first is not None and first.undefined and first.warp is not None and engine in ("machine", "gpu"):
+        causes = undefined_reads(trace_launch(kernel, cases[bad[0]]), [first.warp], _threads(cases[bad[0]]))
+
+    def wrong_part() -> list[str]:
+        assert first is not None
+        out = [first.summary]
+        if first.undefined:
+            why = causes + [s for s in soft]
+            if why:
+                out.append("Where undefined values came from:")
+                out += [f"  - {c}" for c in why]
+        others = [cases[i].label for i in bad[1:]]
+        right = [c.label for i, c in enumerate(cases) if i not in bad]
+        ran = f"{len(cases)} launches run" + (f" ({skipped} more skipped after the first failure)" if skipped else "")
+        if others and not right:
+            out.append(f"All {ran} went wrong.")
+        elif others:
+            shown = "; ".join(others[:8]) + ("; ..." if len(others) > 8 else "")
+            out.append(f"Of the {ran}, {len(bad)} went wrong; besides this one: {shown}.")
+        else:
+            out.append(f"Of the {ran}, this is the only one that went wrong.")
+        if right and others:
+            out.append("Right: " + "; ".join(right[:8]) + ("; ..." if len(right) > 8 else "") + ".")
+        return out
+
+    seen_h = [k for _, hazard, k in seen.values() if hazard]
+    if problems:
+        status = "hazard"
+        lines = [f"{head} not yet. The SIMT machine found {'a hazard' if len(seen_h) == 1 else f'{len(seen_h)} hazards'} "
+                 f"in your code" + (", although every result came out right this time: on a GPU it can go "
+                                    "wrong on any run." if first is None else ".")]
+        lines += [f"  - {p}" for p in problems]
+        lines += [ADVICE[k] for k in kinds if k in ADVICE]
+        if first is not None:
+            lines.append("")
+            lines += wrong_part()
+    elif first is not None:
+        status = "undefined_result" if first.undefined else "wrong_result"
+        lines = [f"{head} not yet."] + wrong_part()
+    else:
+        extra = ex.machine_check(reports, cases, module) if ex.machine_check else None
+        if extra:
+            status = "incomplete"
+            lines = [f"{head} almost. Every result of the {runs} was right and free of hazards, but {extra}"]
+        else:
+            status = "passed"
+            lines = [f"{head} passed. All {runs} gave the right result, with no race, out-of-bounds access, "
+                     f"undefined shuffle or divergent barrier."]
+            probe = next((c for c in cases if c.probe), None)
+            if probe is not None:
+                warps = _blocks(probe) * ((_threads(probe) + 31) // 32)
+                for r in undefined_reads(trace_launch(kernel, probe), range(warps), _threads(probe)):
+                    notes.append(f"In {probe.label}, {r}. Your code never uses {('them' if 'values' in r else 'it')}: "
+                                 f"the result is defined and right, which is all the contract asks "
+                                 f"(a guarded tail).")
+            notes += [f"{s} Its value was not used in any result." for s in soft]
+    lines.append("")
+    lines.append("Tried: " + "; ".join(tried) + ".")
+    lines += list(gpu_lines)
+    lines += list(timings)
+    if notes:
+        lines.append("")
+        lines.append("Notes:")
+        lines += [f"  - {n}" for n in notes]
+    text = "\n".join(lines) + _tail(ex, seed)
+    return Result(ex.name, status == "passed", status, text, tried=tried, mismatch=first, problems=tuple(problems),
+                  notes=tuple(notes), engine=_engine_words(engine),
+                  seconds=seconds_so_far + time.perf_counter() - t0, seed=seed, timings=tuple(timings))
+
+
+PER_KIND = 3   # findings of one kind listed in full; the rest are counted
+
+
+def _capped(findings: Sequence[tuple[str, str]]) -> list[str]:
+    """The sentences, at most PER_KIND of each kind, then one line counting the rest."""
+    out: list[str] = []
+    for kind in dict.fromkeys(k for k, _ in findings):
+        same = [s for k, s in findings if k == kind]
+        out += same[:PER_KIND]
+        if len(same) > PER_KIND:
+            out.append(f"... and {len(same) - PER_KIND} more of this kind ({KIND_TITLES.get(kind, kind).lower()}) at "
+                       f"other lines: fix the first, and run again.")
+    return out
+
+
+def _threads(case: Case) -> int:
+    return int(np.prod(case.block))
+
+
+def _blocks(case: Case) -> int:
+    return int(np.prod(case.grid))
+
+
+__all__ = ["NO_NVRTC", "judged", "not_started", "no_nvrtc", "compile_error", "unsupported", "machine_error"]

@@ -1,0 +1,312 @@
+"""Checking one answer: compile the learner's cell with the harness, run every launch, judge.
+
+The learner's code comes first in the program, under ``#line FIRST "cell"``, and the harness is
+included after it, so NVRTC's messages and the PTX line table (hence every machine finding) name
+the learner's own line numbers. ``first_line`` is the cell line the code starts on: 2 under a
+``%%exercise`` line, 1 for a bare source.
+
+Order of judgement: the code must compile; then no hazard (race, out-of-bounds or misaligned
+access, undefined shuffle, divergent barrier, deadlock, an address computed from an undefined
+value) may show in any launch; then every checked result must be defined and right; then what only
+the machine can count (``Exercise.machine_check``). Undefined values that the code discards (a
+guarded tail) are only a note.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .. import kernels, nvrtc
+from .spec import Case, Exercise, Mismatch, lane_ranges
+
+CELL = "cell"   # the file name of the learner's code in NVRTC's log and in the PTX line table
+
+HAZARDS = ("race", "out_of_bounds", "misaligned", "undefined_shuffle", "divergent_barrier", "deadlock")
+KIND_TITLES = {
+    "race": "Race", "out_of_bounds": "Out-of-bounds access", "misaligned": "Misaligned access",
+    "uninitialized": "Read of an undefined value", "undefined_shuffle": "Undefined warp-synchronous call",
+    "divergent_barrier": "Barrier reached by only part of a warp", "deadlock": "Deadlock",
+}
+STATUSES = ("passed", "not_started", "compile_error", "hazard", "undefined_result", "wrong_result",
+            "incomplete", "unsupported", "no_nvrtc", "machine_error")
+
+
+@dataclass
+class Result:
+    """The verdict on one answer.
+
+    passed:   True only when every launch was right and free of hazards.
+    status:   one of :data:`STATUSES`.
+    feedback: what a teacher would say, as plain text (the HTML view says the same, with a figure).
+    tried:    the launches, in words.
+    mismatch: the first wrong result (with the rows of its lane figure), if any.
+    problems: hazards, one sentence each, in the learner's line numbers.
+    notes:    things worth knowing that are not mistakes (discarded undefined reads, warnings).
+    engine:   what ran it ("SIMT machine", or the GPU's name and the machine).
+    seconds:  wall time of the check.
+    seed:     the seed of the randomised launches (pass it back to reproduce them).
+    timings:  on a GPU, median times of the learner's kernel, the reference and CuPy, in words.
+    """
+
+    name: str
+    passed: bool
+    status: str
+    feedback: str
+    tried: tuple[str, ...] = ()
+    mismatch: Optional[Mismatch] = None
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    engine: str = ""
+    seconds: float = 0.0
+    seed: Optional[int] = None
+    timings: tuple[str, ...] = ()
+
+    def html(self) -> str:
+        """The feedback as HTML, with the lane figure of the first wrong result."""
+        from .view import result_html
+
+        return result_html(self)
+
+    def figure(self) -> Any:
+        """The expected-against-got lane figure, or None."""
+        from .view import mismatch_figure
+
+        return mismatch_figure(self.mismatch) if self.mismatch and self.mismatch.rows else None
+
+    def __str__(self) -> str:
+        return self.feedback
+
+
+def normalise(source: str) -> str:
+    """The code without comments' trailing spaces and blank lines: for "is this still the starter?"."""
+    return "\n".join(line.rstrip() for line in source.strip().splitlines() if line.strip())
+
+
+def program(ex: Exercise, source: str, first_line: int = 1) -> str:
+    """The learner's code under ``#line first_line "cell"``, then the exercise's harness."""
+    return (f'#line {int(first_line)} "{CELL}"\n{source.rstrip()}\n'
+            f'#line 1 "exercises/harness/{ex.name}.cuh"\n{ex.harness_path.read_text()}')
+
+
+# The machine's semantics are sm_70+; compute_90 is what helpers.machine compiles for by default.
+OPTIONS: tuple[str, ...] = ("-std=c++17", "-arch=compute_90", "-lineinfo")
+
+
+# ---------------------------------------------------------------- compiler messages
+
+_DIAG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|catastrophic error)(?P<rest>.*)$")
+
+
+def compiler_messages(log: str, ex: Exercise) -> tuple[list[str], list[str], bool]:
+    """NVRTC's log as (errors, warnings, any error in the harness), each message in cell lines.
+
+    The echo of the source line and its caret, which NVRTC prints under each message, stay with it.
+    """
+    errors: list[str] = []
+    warnings: list[str] = []
+    in_harness = False
+    current: Optional[list[str]] = None
+    for raw in log.splitlines():
+        m = _DIAG.match(raw)
+        if m:
+            sev, rest = m.group("sev"), m.group("rest").lstrip(":").strip()
+            rest = re.sub(r"#\d+-D: ", "", rest)
+            name = m.group("file").rsplit("/", 1)[-1]
+            if m.group("file") == CELL:
+                head = f"line {m.group('line')}: {sev}: {rest}"
+            else:
+                in_harness |= sev != "warning"
+                head = (f"in the exercise's harness ({name}, line {m.group('line')}), which calls your "
+                        f"function: {sev}: {rest}")
+            current = [head]
+            (warnings if sev == "warning" else errors).append(current)  # type: ignore[arg-type]
+        elif raw.startswith("Remark:") or re.match(r"^\d+ errors? detected", raw.strip()):
+            current = None
+        elif current is not None and raw.strip():
+            current.append(raw)
+    join = lambda parts: "\n".join(parts)  # noqa: E731
+    return [join(e) for e in errors], [join(w) for w in warnings], in_harness
+
+
+# ---------------------------------------------------------------- findings in the learner's lines
+
+def _cell_line(loc: Any) -> Optional[int]:
+    while loc is not None:
+        if loc.file.rsplit("/", 1)[-1] == CELL and loc.line:
+            return int(loc.line)
+        loc = loc.inlined_at
+    return None
+
+
+def where(loc: Any) -> str:
+    """``"line 7"`` (of the learner's cell), or where in the harness when no line of theirs is involved."""
+    line = _cell_line(loc)
+    if line is not None:
+        return f"line {line}"
+    if loc is not None and loc.line:
+        return f"the harness ({loc.file.rsplit('/', 1)[-1]}, line {loc.line})"
+    if loc is not None:
+        return "an instruction the compiler merged from several lines"
+    return "an unknown line"
+
+
+def is_hazard(f: Any) -> bool:
+    """A finding that fails the answer whatever the results (see the comment)."""
+    # An "uninitialized" finding with a memory space is a read of memory nobody wrote: what it
+    # costs shows in the results (undefined or not). Without one, an address was computed from an
+    # undefined value: on hardware that access can land anywhere.
+    return f.kind in HAZARDS or (f.kind == "uninitialized" and "space" not in f.detail)
+
+
+def finding_sentence(f: Any, label: str) -> str:
+    lines = where(f.loc)
+    if f.other_loc is not None and where(f.other_loc) != lines:
+        lines = f"{where(f.other_loc)} and {lines}"
+    return f"{KIND_TITLES.get(f.kind, f.kind)} at {lines}: {f.message} (in {label})."
+
+
+def undefined_reads(report: Any, warps: Sequence[int], threads: int) -> list[str]:
+    """Shuffles in ``warps`` where a calling lane read a lane that was outside the member mask or
+    did not call (inactive, or missing from a partial warp): the roots of undefined values, one
+    sentence per source line and reason. ``warps`` are numbered block-major; ``threads`` is the
+    number of threads per block (a partial last warp has lanes that do not exist).
+    """
+    per_block = (threads + 31) // 32
+    found: dict[tuple[str, str], list[set]] = {}
+    for w in warps:
+        try:
+            tr = report.trace.shuffles(warps=[int(w)])
+        except (ValueError, KeyError):  # this warp executed no shuffle (KeyError: the machine's way, today)
+            continue
+        for s in range(1, tr.n_steps):
+            callers, src = tr.active[s, 0], tr.src_lane[s, 0]
+            in_mask, dfn = tr.in_mask[s, 0], tr.defined[s, 0]
+            srcc = np.clip(src, 0, 31)
+            root = callers & ~dfn & (src >= 0)
+            m = re.search(r"\(line (\d+)\)", tr.labels[s])
+            line = f"line {m.group(1)}" if m else "a shuffle"
+            exists = np.arange(32) < threads - (int(w) % per_block) * 32
+            absent = root & in_mask[srcc] & ~callers[srcc]
+            for sel, why in ((root & ~in_mask[srcc], "outside the member mask"),
+                             (absent & ~exists[srcc], f"which do not exist (a block of {threads} "
+                                                       f"thread{'s' if threads > 1 else ''} has no such lanes in "
+                                                       f"this warp)"),
+                             (absent & exists[srcc], "which did not call this shuffle (inactive, or exited)")):
+                if sel.any():
+                    dst = np.flatnonzero(sel)
+                    entry = found.setdefault((line, why), [set(), set(), set(), set()])
+                    entry[0].update(int(d) for d in dst)
+                    entry[1].update(int(x) for x in src[dst])
+                    entry[2].add(int(w) % per_block)
+                    entry[3].add(int(w) // per_block)
+    out = []
+    for (line, why), (dst, srcs, ws, blocks) in found.items():
+        many = len(dst) > 1
+        out.append(f"{line}: lane{'s' if many else ''} {lane_ranges(dst)} (warp{'s' if len(ws) > 1 else ''} "
+                   f"{lane_ranges(ws)} of block{'s' if len(blocks) > 1 else ''} {lane_ranges(blocks)}) read lane{'s' if len(srcs) > 1 else ''} {lane_ranges(srcs)}, {why}: "
+                   f"the value{'s' if many or len(srcs) > 1 else ''} received {'are' if many or len(srcs) > 1 else 'is'} "
+                   f"undefined")
+    return out
+
+
+# ---------------------------------------------------------------- the check
+
+def _engine(engine: Optional[str]) -> str:
+    if engine is None:
+        from .. import backend
+
+        return "gpu" if backend.resolve() == "cupy" else "machine"
+    if engine not in ("machine", "gpu"):
+        raise ValueError(f"engine must be 'machine', 'gpu' or None (auto); got {engine!r}")
+    return engine
+
+
+def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Optional[str] = None,
+          first_line: int = 1) -> Result:
+    """Grade ``source`` (the learner's CUDA C) against exercise ``ex``; never raises for bad code."""
+    from . import feedback
+
+    t0 = time.perf_counter()
+    if not isinstance(source, str):
+        raise ValueError(f"source must be a str of CUDA C; got {type(source).__name__}")
+    if normalise(source) == normalise(ex.starter):
+        return feedback.not_started(ex, time.perf_counter() - t0)
+    if not nvrtc.available():
+        return feedback.no_nvrtc(ex, time.perf_counter() - t0)
+    engine = _engine(engine)
+    seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
+    from .. import machine
+
+    code = program(ex, source, first_line)
+    try:
+        compiled = nvrtc.compile(code, filename=CELL, options=OPTIONS + tuple(kernels.include_options()))
+    except nvrtc.CompileError as exc:
+        return feedback.compile_error(ex, *compiler_messages(exc.log, ex), seconds=time.perf_counter() - t0)
+    except nvrtc.NvrtcUnavailable:
+        return feedback.no_nvrtc(ex, time.perf_counter() - t0)
+    warnings = compiler_messages(compiled.log, ex)[1]
+    module = machine.RawModule(ptx=compiled.ptx)
+    try:
+        kernel = module.get_function(ex.kernel)
+    except ValueError:
+        return feedback.compile_error(ex, [f"the harness kernel {ex.kernel} is missing: does your cell define "
+                                           f"a kernel or macro of that name?"], [], True, time.perf_counter() - t0)
+    cases = ex.cases(np.random.default_rng(seed))
+    outcome = _run_machine(ex, kernel, cases)
+    if isinstance(outcome, Result):
+        return outcome
+    ran, reports, mismatches = outcome
+    skipped = len(cases) - len(ran)
+    cases = ran
+    gpu_lines: list[str] = []
+    timings: tuple[str, ...] = ()
+    if engine == "gpu":
+        from . import gpu
+
+        gpu_mismatches, gpu_lines, timings = gpu.run(ex, code, cases)
+        mismatches = [m or g for m, g in zip(mismatches, gpu_mismatches)]
+    return feedback.judged(ex, cases, reports, mismatches, warnings, seed=seed, engine=engine,
+                           gpu_lines=gpu_lines, timings=timings, kernel=kernel, module=module, skipped=skipped,
+                           seconds_so_far=time.perf_counter() - t0)
+
+
+# After the first launch that goes wrong, only the remaining edge cases run (they say which shapes
+# fail), and launches stop once this many seconds have gone: a check stays within about 3 s.
+BUDGET_AFTER_FAILURE_S = 0.5
+
+
+def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
+    """Launch on the machine: (cases run, their reports, the first mismatch of each), or a Result
+    when the machine cannot run the code."""
+    from . import feedback
+    from ..machine import MachineError, UnsupportedInstruction
+
+    ran, reports, mismatches = [], [], []
+    failed_at: Optional[float] = None
+    for case in cases:
+        if failed_at is not None and (not case.edge or time.perf_counter() - failed_at > BUDGET_AFTER_FAILURE_S):
+            continue
+        case.reset()
+        try:
+            rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem)
+        except UnsupportedInstruction as exc:
+            return feedback.unsupported(ex, exc, where(exc.loc))
+        except MachineError as exc:
+            return feedback.machine_error(ex, str(exc), case.label)
+        case.data["undefined"] = rep.undefined
+        ran.append(case)
+        reports.append(rep)
+        mismatches.append(ex.judge(case))
+        if failed_at is None and (mismatches[-1] is not None or any(is_hazard(f) for f in rep.issues)):
+            failed_at = time.perf_counter()
+    return ran, reports, mismatches
+
+
+def trace_launch(kernel: Any, case: Case) -> Any:
+    """The launch again, traced (for where undefined values came from)."""
+    case.reset()
+    return kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, trace=True)

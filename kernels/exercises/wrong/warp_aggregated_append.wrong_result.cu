@@ -1,0 +1,12 @@
+// Known-wrong answer to warp_aggregated_append: base + lane instead of base + rank, so slots have
+// gaps and run past the end.
+__device__ int warp_aggregated_append(bool pred, int* counter) {
+    const unsigned lane = threadIdx.x % 32;
+    const unsigned mask = __ballot_sync(0xffffffffu, pred);
+    if (!pred) return -1;
+    const int leader = __ffs(mask) - 1;
+    int base = 0;
+    if (lane == leader) base = atomicAdd(counter, __popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    return base + lane;
+}

@@ -1,0 +1,194 @@
+"""helpers.exercises: every reference solution passes on the SIMT machine, known-wrong answers get
+the feedback they should, compiler messages use the cell's line numbers, checks stay fast."""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import exercises, kernels, nvrtc
+from helpers.exercises import run
+from helpers.exercises.spec import EXERCISES_DIR
+
+needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC cannot be loaded here (needed to compile CUDA C)")
+
+WRONG = sorted((EXERCISES_DIR / "wrong").glob("*.cu"))
+
+# What each known-wrong answer must be told: its status, and phrases its feedback must contain.
+EXPECTED = {
+    "warp_aggregated_append.wrong_result": ("wrong_result", ["passing lane 31 got slot 31", "slots must lie in 0..0"]),
+    "warp_aggregated_append.race": ("hazard", ["Race at line 9 and line 10", "__syncwarp()"]),
+    "warp_aggregated_append.undefined_shuffle": ("undefined_result", ["line 11", "read lane 0, outside the member mask"]),
+    "warp_aggregated_append.not_aggregated": ("incomplete", ["atomic operations", "one per warp that has a passing lane"]),
+    "segment_sum16.wrong_result": ("wrong_result", ["the sum of all 32 lanes", "width 16"]),
+    "segment_sum16.race": ("hazard", ["Race at line 6 and line 8", "RAW race on shared memory"]),
+    "segment_sum16.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 4", "does not name it"]),
+    "warp_reduce_max.wrong_result": ("wrong_result", ["the maximum of lanes 0..15 only"]),
+    "warp_reduce_max.race": ("hazard", ["Race at line 6 and line 8", "returned an undefined value"]),
+    "warp_reduce_max.undefined_shuffle": ("undefined_result", ["line 5: lanes 0..15", "read lanes 16..31, outside the member mask"]),
+    "butterfly_sum16.wrong_result": ("wrong_result", ["Wrong lanes: 1..15, 17..31"]),
+    "butterfly_sum16.race": ("hazard", ["Race at line 7 and line 8"]),
+    "butterfly_sum16.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 4"]),
+    "block_reduce_sum.wrong_result": ("wrong_result", ["returned 0.0", "rounded down to 0"]),
+    "block_reduce_sum.race": ("hazard", ["Race at line 18 and line 20", "blockDim.x = 33"]),
+    "block_reduce_sum.undefined_shuffle": ("undefined_result", ["line 4: lane 0", "which do not exist"]),
+    "block_y_reduce_sum.wrong_result": ("wrong_result", ["blockDim = (32, 3)", "the sum of rows 0..1 only"]),
+    "block_y_reduce_sum.race": ("hazard", ["Race at line 9", "WAR race on shared memory", "rows 0..1 only"]),
+    "block_y_reduce_sum.undefined_read": ("hazard", ["Out-of-bounds access at line 11", "no thread has written"]),
+    "last_warp_sum.wrong_result": ("wrong_result", ["the sum of smem[0..31] only"]),
+    "last_warp_sum.race": ("hazard", ["Race at line 4 and line 5", "more of this kind"]),
+    "last_warp_sum.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 5",
+                                                   "read lanes 16..31, outside the member mask"]),
+    "thread_sum_vec4.wrong_result": ("wrong_result", ["short by exactly the last 1 float (in[0])"]),
+    "thread_sum_vec4.out_of_bounds": ("hazard", ["Out-of-bounds access at line 9"]),
+    "thread_sum_vec4.not_vectorised": ("incomplete", ["no 16-byte (float4) load"]),
+    "thread_sum_vec4.uncoalesced": ("incomplete", ["sectors per warp request", "needs 16"]),
+}
+
+
+def test_names_and_required_contracts() -> None:
+    names = exercises.names()
+    assert {"warp_reduce_max", "block_reduce_sum"} <= set(names)
+    assert exercises.get("warp_reduce_max").signature == "__device__ float warp_reduce_max(float v)"
+    assert exercises.get("block_reduce_sum").signature == "__device__ float block_reduce_sum(float v, float* shared)"
+    assert {exercises.get(n).notebook for n in names} == {"01", "02", "03", "04", "05", "06"}
+    with pytest.raises(ValueError, match="name must be one of the exercises"):
+        exercises.get("warp_reduce_min")
+
+
+def test_every_exercise_has_its_files_and_wrong_answers() -> None:
+    for name in exercises.names():
+        ex = exercises.get(name)
+        assert ex.solution_path.is_file() and ex.harness_path.is_file() and ex.starter_path.is_file()
+        assert len(ex.hints) >= 2
+        kinds = {p.name.split(".")[1] for p in WRONG if p.name.startswith(name + ".")}
+        assert len(kinds) >= 3, f"{name}: known-wrong answers {kinds}"
+    assert {p.name[:-3] for p in WRONG} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_starter_is_not_solved_yet(name: str) -> None:
+    """The stored output of every exercise cell: deterministic, no compiler needed."""
+    r = exercises.check(name, exercises.get(name).starter + "\n\n")
+    assert r.status == "not_started" and not r.passed
+    assert "not solved yet" in r.feedback
+
+
+def test_edge_cases_are_always_tried() -> None:
+    rng = np.random.default_rng(0)
+    blocks = {c.block[0] for c in exercises.get("block_reduce_sum").cases(rng)}
+    assert {1, 31, 32, 33, 1023, 1024} <= blocks and any(b % 32 for b in blocks if b > 32)
+    for name in ("warp_reduce_max", "segment_sum16", "butterfly_sum16", "warp_aggregated_append"):
+        cases = exercises.get(name).cases(rng)
+        assert {c.block[0] for c in cases} == set(range(32, 1025, 32))            # every block size allowed
+        warps = {c.block[0] * c.grid[0] // 32 for c in cases if c.edge}
+        assert {1, 31, 33} <= warps
+    sizes = {c.data["n"] for c in exercises.get("warp_aggregated_append").cases(rng)}
+    assert {1, 31, 33, 1000} <= sizes
+    vec = exercises.get("thread_sum_vec4").cases(rng)
+    assert {1, 31, 33} <= {c.data["n"] for c in vec} and {1, 31, 32, 33, 1024} <= {c.block[0] for c in vec}
+    assert {c.block[0] for c in exercises.get("last_warp_sum").cases(rng)} == {64, 128, 256, 512, 1024}
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("name", exercises.names())
+def test_reference_solution_passes_on_the_machine(name: str) -> None:
+    r = exercises.check(name, exercises.get(name).solution, seed=0, engine="machine")
+    assert r.passed, r.feedback
+    assert r.status == "passed" and r.feedback.startswith(f"Exercise {name}: passed.") and "Tried:" in r.feedback
+    assert not r.problems
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", kernels.ARCHS)
+@pytest.mark.parametrize("name", exercises.names())
+def test_solution_compiles_for_every_arch(name: str, arch: str) -> None:
+    """CI compiles every solution (with its harness) for sm_70, sm_80 and sm_90, like kernels/*.cu."""
+    ex = exercises.get(name)
+    opts = ["-std=c++17", f"-arch=compute_{arch[3:]}", *kernels.include_options()]
+    ptx = nvrtc.compile(run.program(ex, ex.solution), filename=run.CELL, options=opts).ptx
+    assert ex.kernel in ptx and ".entry" in ptx
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("path", WRONG, ids=[p.name[:-3] for p in WRONG])
+def test_known_wrong_answer_gets_its_feedback(path: Path) -> None:
+    name = path.name.split(".")[0]
+    status, phrases = EXPECTED[path.name[:-3]]
+    r = exercises.check(name, path.read_text(), seed=0, engine="machine")
+    assert not r.passed
+    assert r.status == status, r.feedback
+    for phrase in phrases:
+        assert phrase in r.feedback, f"{phrase!r} not in:\n{r.feedback}"
+    assert "Traceback" not in r.feedback
+
+
+@needs_nvrtc
+def test_compile_error_is_shown_in_cell_lines() -> None:
+    body = "__device__ float warp_reduce_max(float v) {\n    float m = v\n    return m;\n}\n"
+    r = exercises.check("warp_reduce_max", body, first_line=2)    # under a %%exercise line
+    assert r.status == "compile_error" and not r.passed
+    assert "line 4: error: expected a \";\"" in r.feedback     # NVRTC flags the line after the missing ;
+    assert "return m;" in r.feedback                           # NVRTC's echo of the line stays with it
+    r1 = exercises.check("warp_reduce_max", body)              # a bare source starts at line 1
+    assert "line 3: error" in r1.feedback
+
+
+@needs_nvrtc
+def test_a_wrong_signature_is_explained() -> None:
+    r = exercises.check("warp_reduce_max", "__device__ float warp_reduce_max(float v, int lane) { return v; }\n")
+    assert r.status == "compile_error"
+    assert "harness" in r.feedback and "__device__ float warp_reduce_max(float v)" in r.feedback
+
+
+@needs_nvrtc
+def test_a_discarded_undefined_read_is_only_a_note() -> None:
+    r = exercises.check("block_reduce_sum", exercises.get("block_reduce_sum").solution, seed=1)
+    assert r.passed
+    assert any("guarded tail" in n and "outside the member mask" in n for n in r.notes), r.notes
+
+
+@needs_nvrtc
+def test_wrong_result_has_a_lane_figure_and_html() -> None:
+    r = exercises.check("warp_reduce_max", (EXERCISES_DIR / "wrong" / "warp_reduce_max.wrong_result.cu").read_text(),
+                        seed=0)
+    fig = r.figure()
+    assert fig is not None and len(fig.axes[0].patches) >= 3 * 32
+    page = r.html()
+    assert "<img" in page and "not yet" in page and "<details>" in page
+
+
+def test_no_nvrtc_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nvrtc, "available", lambda: False)
+    r = exercises.check("warp_reduce_max", "__device__ float warp_reduce_max(float v) { return 1; }")
+    assert r.status == "no_nvrtc" and not r.passed
+    for words in ("Linux", "WSL", "GPU", "hosted notebook", "macOS"):
+        assert words in r.feedback
+
+
+def test_bad_source_type_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="source must be a str"):
+        exercises.check("warp_reduce_max", None)  # type: ignore[arg-type]
+
+
+@needs_nvrtc
+def test_each_check_takes_at_most_3_s_on_the_machine() -> None:
+    """Warm checks (a fresh kernel's first check also pays imports and the machine's warm-up).
+    The 2-core machine is shared: the time limit is judged only when the load leaves a core free."""
+    load = os.getloadavg()[0]
+    cores = os.cpu_count() or 1
+    exercises.check("warp_reduce_max", exercises.get("warp_reduce_max").solution, seed=0)   # warm-up
+    times = {}
+    for name in exercises.names():
+        t = time.perf_counter()
+        exercises.check(name, exercises.get(name).solution, seed=0)
+        times[name] = time.perf_counter() - t
+    print("check times (s):", {k: round(v, 2) for k, v in times.items()}, f"load {load:.1f} on {cores} cores")
+    if load > cores:
+        pytest.skip(f"load average {load:.1f} on {cores} cores: times {times} not judged")
+    assert max(times.values()) <= 3.0, times
+    assert statistics.median(times.values()) <= 2.0, times
