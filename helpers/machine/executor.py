@@ -115,6 +115,25 @@ def _prepared(fn: Function) -> list:
     return makers
 
 
+_SCOPES = {"cta": 1, "cluster": 2, "gpu": 2, "sys": 2}
+
+
+def _strength(ins) -> int:
+    """0 for a weak memory access; else the scope of a *strong* one (1: cta, 2: gpu or wider).
+
+    PTX ISA 8 "Memory Consistency Model" ("Data race", "Morally strong operations"): two conflicting
+    accesses are a data race only if they are not morally strong, i.e. not both strong
+    (``.relaxed``/``.acquire``/``.release`` with a scope, or atomic) with a scope that includes both
+    threads. ``ld.volatile``/``st.volatile`` are relaxed.sys in that model, but the series teaches
+    (as racecheck reports) that volatile does not order warp-synchronous code, so they stay weak here.
+    """
+    if ins.opcode in ("atom", "red"):
+        return next((_SCOPES[m] for m in ins.mods if m in _SCOPES), 2)   # default scope: .gpu
+    if ins.opcode in ("ld", "st") and {"relaxed", "acquire", "release"} & set(ins.mods):
+        return next((_SCOPES[m] for m in ins.mods if m in _SCOPES), 0)
+    return 0
+
+
 def _contractable(fn: Function) -> list[tuple]:
     """add/sub.f32/f64 without a rounding modifier fed by a mul without one: ptxas may fuse the pair
     into an fma (PTX ISA 9.7.3.1 add: "add.f32 ... may be optimized aggressively by the code
@@ -185,6 +204,7 @@ class Launch:
         self.steps = 0
         self.trace_on = False
         self.ops = [m(self) for m in _prepared(fn)]
+        self.strong = np.array([_strength(ins) for ins in fn.instrs] or [0], np.int8)
         self.used = False
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
@@ -660,11 +680,17 @@ class Launch:
         rec[:, BYTES] = bm
         return rec
 
-    def _ordered(self, rec: np.ndarray, tids: np.ndarray) -> np.ndarray:
+    def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int) -> np.ndarray:
+        """Which recorded accesses cannot race with this one by ``tids`` at ``pc``: the same thread,
+        ordered by a barrier, a warp clock or release/acquire, or a morally strong pair."""
         rt = rec[:, TID].astype(np.int64)
         o = rt == tids
         cta_r, cta_t = rt // self.TPC, tids // self.TPC
         same_cta = cta_r == cta_t
+        mine = int(self.strong[pc])
+        if mine:
+            theirs = self.strong[np.maximum(rec[:, PC], 0)]
+            o |= (theirs > 0) & (np.minimum(theirs, mine) >= np.where(same_cta, 1, 2))
         o |= same_cta & (self.bepoch[cta_t] > rec[:, EP])
         if self.vc is not None:
             sw = ~o & ((rt >> 5) == (tids >> 5)) & (rt >= 0)
@@ -798,7 +824,7 @@ class Launch:
                 if bm is not None:
                     live &= (W[:, BYTES] & bm) != 0
                 if live.any():
-                    live &= ~self._ordered(W, wt)
+                    live &= ~self._ordered(W, wt, ins.index)
                     self._race(sp, ins, "RAW", wt, W, live, words)
                     changed = live & sp.w_chg[words]
                     if changed.any():
@@ -867,7 +893,7 @@ class Launch:
                 if bm is not None:
                     live &= (W[:, BYTES] & bm) != 0
                 if live.any():
-                    live &= ~self._ordered(W, wt)
+                    live &= ~self._ordered(W, wt, ins.index)
                     self._race(sp, ins, "WAW", wt, W, live, words)
                     lost = np.zeros(pos.size, bool)
                     lc = live & chg
@@ -882,7 +908,7 @@ class Launch:
                     if bm is not None:
                         lr &= (Rr[:, BYTES] & bm) != 0
                     if lr.any():
-                        lr &= ~self._ordered(Rr, wt)
+                        lr &= ~self._ordered(Rr, wt, ins.index)
                         self._race(sp, ins, "WAR", wt, Rr, lr, words)
                         hit = lr & chg
                         for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):

@@ -97,13 +97,13 @@ def vote_compute(mode: str):
         p = p.astype(bool)
         d = _row_defined(callers, dp, mask_defined)
         if mode == "ballot":
-            r = np.broadcast_to(emulator.ballot(p, mask, callers)[:, None], p.shape).astype(np.uint32)
+            r = np.broadcast_to(emulator.ballot(p, mask, callers).values[:, None], p.shape).astype(np.uint32)
         elif mode == "any":
-            r = np.broadcast_to(emulator.any_sync(p, mask, callers)[:, None], p.shape)
+            r = np.broadcast_to(emulator.any_sync(p, mask, callers).values[:, None], p.shape)
         elif mode == "all":
-            r = np.broadcast_to(emulator.all_sync(p, mask, callers)[:, None], p.shape)
+            r = np.broadcast_to(emulator.all_sync(p, mask, callers).values[:, None], p.shape)
         else:  # uni: the predicate is the same on every calling lane
-            uni = emulator.all_sync(p, mask, callers) | ~emulator.any_sync(p, mask, callers)
+            uni = emulator.all_sync(p, mask, callers).values | ~emulator.any_sync(p, mask, callers).values
             r = np.broadcast_to(uni[:, None], p.shape)
         return [(np.array(r), d)], {}
     return compute

@@ -56,21 +56,38 @@ def _stack(group: Sequence[dict[str, Any]], key: str, dtype: Any) -> np.ndarray:
     return np.concatenate([np.asarray(c[key], dtype=dtype).reshape(-1, 32) for c in group])
 
 
+def _states(group: Sequence[dict[str, Any]], masks: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(active, exited, the per-lane state array the kernels take, per-warp call defined) for a
+    group of cases.
+
+    A warp whose call is undefined (its mask names a lane alive elsewhere) is launched with no lane
+    calling, as the GPU side (helpers.warp_cupy) never launches such a call either; its results
+    are then undefined for every lane, as the Programming Guide has it."""
+    active = _stack(group, "active", bool)
+    exited = np.concatenate([np.asarray(c["exited"], bool).reshape(-1, 32) if "exited" in c
+                             else ~np.asarray(c["active"], bool).reshape(-1, 32) for c in group])
+    state = np.where(active, emulator.CALLING, np.where(exited, emulator.EXITED, emulator.ELSEWHERE))
+    ok = emulator.call_defined(masks, active, exited)
+    state = np.where(ok[:, None], state, emulator.EXITED).astype(np.uint8)
+    return active & ok[:, None], exited, state, ok
+
+
 def _shuffles(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     op, dtype, width = group[0]["op"], group[0]["dtype"], group[0]["width"]
     values = _stack(group, "values", dtype)
     masks = np.concatenate([np.asarray(c["mask"], np.uint64) for c in group])
-    active = _stack(group, "active", bool)
+    active, exited, state, _ = _states(group, masks)
     operand = np.concatenate([_operand(c, (len(c["mask"]), 32)) for c in group])
     n_warps = values.shape[0]
     out = np.zeros(values.size, values.dtype)
     src = np.full(values.size, -1, np.int32)
     r = _kernel(f"shuffle_kernel<{_CTYPES[dtype]}, {_MODES[op]}>")(
         _grid(n_warps), (BLOCK,), (values.reshape(-1), operand.reshape(-1).astype(np.int32), masks.astype(np.uint32),
-                                  active.reshape(-1).astype(np.uint8), np.int32(width), np.int32(n_warps), out, src))
+                                  state.reshape(-1), np.int32(width), np.int32(n_warps), out, src))
     calling = emulator.callers(masks, active)
     defined = calling & ~r.undefined[6].reshape(n_warps, 32) & ~r.undefined[7].reshape(n_warps, 32)
-    verdict = emulator.shuffle(op.removeprefix("shfl_"), values, operand, width, masks, active)
+    verdict = emulator.shuffle(op.removeprefix("shfl_"), values, operand, width, masks,
+                               _stack(group, "active", bool), exited)
     got = np.where(defined, out.reshape(n_warps, 32), np.zeros((), values.dtype))
     srcs = np.where(defined, src.reshape(n_warps, 32), verdict.src_lane)
     results, w = [], 0
@@ -92,17 +109,20 @@ def _per_warp(per_lane: np.ndarray, calling: np.ndarray, ok: np.ndarray) -> tupl
 
 def _votes(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     op = group[0]["op"]
-    active = _stack(group, "active", bool)
-    n_warps = active.shape[0]
+    n_warps = sum(len(c["mask"]) for c in group) if op != "activemask" else _stack(group, "active", bool).shape[0]
     if op == "activemask":   # helpers.warp.activemask: every active lane calls, with the full mask
+        active = _stack(group, "active", bool)
         pred = np.ones(active.shape, np.int32)
         masks = np.full(n_warps, params.FULL_MASK, np.uint64)
+        state = np.where(active, emulator.CALLING, emulator.EXITED).astype(np.uint8)
+        call_ok = np.ones(n_warps, bool)
     else:
         pred = _stack(group, "predicate", np.int32)
         masks = np.concatenate([np.asarray(c["mask"], np.uint64) for c in group])
+        active, _, state, call_ok = _states(group, masks)
     out = np.zeros(n_warps * 32 * 4, np.uint32)
     r = _kernel("vote_kernel")(_grid(n_warps), (BLOCK,), (pred.reshape(-1), masks.astype(np.uint32),
-                                                          active.reshape(-1).astype(np.uint8), np.int32(n_warps), out))
+                                                          state.reshape(-1), np.int32(n_warps), out))
     col = _VOTE_COL[op]
     per_lane = out.reshape(n_warps, 32, 4)[:, :, col]
     ok = ~r.undefined[4].reshape(n_warps, 32, 4)[:, :, col]
@@ -111,10 +131,11 @@ def _votes(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if op in ("any_sync", "all_sync"):
         val = np.where(calling.any(axis=1), val != 0, op == "all_sync").astype(np.int64)
     val = np.where(agree, val.astype(np.int64), -1)          # -1: lanes disagreed or were undefined
+    val = np.where(call_ok, val, 0)                          # an undefined call: 0, flagged
     results, w = [], 0
     for c in group:
         k = len(c["mask"])
-        results.append({"warp": val[w:w + k].tolist()})
+        results.append({"warp": val[w:w + k].tolist(), "warp_defined": call_ok[w:w + k].astype(int).tolist()})
         w += k
     return results
 
@@ -123,11 +144,11 @@ def _collectives(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     op, dtype = group[0]["op"], group[0]["dtype"]
     values = _stack(group, "values", dtype)
     masks = np.concatenate([np.asarray(c["mask"], np.uint64) for c in group])
-    active = _stack(group, "active", bool)
+    active, _, state, _ = _states(group, masks)
     n_warps = values.shape[0]
     out = np.zeros(values.size * 4, values.dtype)
     r = _kernel(f"match_reduce_kernel<{_CTYPES[dtype]}>")(_grid(n_warps), (BLOCK,), (
-        values.reshape(-1), masks.astype(np.uint32), active.reshape(-1).astype(np.uint8), np.int32(n_warps), out))
+        values.reshape(-1), masks.astype(np.uint32), state.reshape(-1), np.int32(n_warps), out))
     col = _COLL_COL[op]
     got = out.reshape(n_warps, 32, 4)[:, :, col]
     if op == "match_any" and got.dtype == np.int32:

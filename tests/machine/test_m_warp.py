@@ -141,9 +141,9 @@ def test_votes_match_the_emulator(intrinsics):
             act = active.astype(bool)[None]
             calling = emulator.callers(m, act)[0]
             o = out.reshape(32, 4)[calling]
-            assert (o[:, 0] == emulator.ballot(pred.astype(bool)[None], m, act)[0]).all()
-            assert (o[:, 1] == emulator.any_sync(pred.astype(bool)[None], m, act)[0]).all()
-            assert (o[:, 2] == emulator.all_sync(pred.astype(bool)[None], m, act)[0]).all()
+            assert (o[:, 0] == emulator.ballot(pred.astype(bool)[None], m, act).values[0]).all()
+            assert (o[:, 1] == emulator.any_sync(pred.astype(bool)[None], m, act).values[0]).all()
+            assert (o[:, 2] == emulator.all_sync(pred.astype(bool)[None], m, act).values[0]).all()
             assert (o[:, 3] == emulator.pack_bits(calling[None])[0]).all()  # the lanes executing together
 
 
