@@ -129,6 +129,17 @@ def _run(cmd: Sequence[str], what: str) -> None:
         raise LaunchError(f"{what} failed (see the messages above)")
 
 
+def installer(python: Path) -> list[str]:
+    """The install command: uv's pip where uv is on PATH (several times faster), else pip. Both check
+    every file against the lock's hashes. ``WARPLAB_INSTALLER=pip`` forces pip."""
+    uv = shutil.which("uv") if os.environ.get("WARPLAB_INSTALLER", "").lower() != "pip" else None
+    if uv:
+        return [uv, "pip", "install", "--python", str(python)]
+    # --no-compile: byte-compiling every file of JupyterLab's dependencies at install time takes
+    # longer than the download; Python compiles what it imports, when it first imports it
+    return [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile"]
+
+
 def _site_packages(python: Path) -> Path:
     out = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                          capture_output=True, text=True, check=True)
@@ -149,8 +160,7 @@ def setup(sets: Sequence[str], venv: Optional[Path] = None) -> Path:
         print(f"warplab: installing {', '.join(pending)} into {venv.name}/ from the lock "
               "(first run: a few minutes) ...", file=sys.stderr)
         files = [a for s in pending for a in ("-r", str(requirements_file(s)))]
-        _run([python, "-m", "pip", "install", "--disable-pip-version-check", "--require-hashes", "--no-deps",
-              *files], "installing the packages")
+        _run([*installer(python), "--require-hashes", "--no-deps", *files], "installing the packages")
         stamp = _read_stamp(venv)
         stamp.update({s: _digest(requirements_file(s)) for s in pending})
         (venv / STAMP).write_text(json.dumps(stamp, indent=1, sort_keys=True) + "\n")
