@@ -135,8 +135,6 @@ def installer(python: Path) -> list[str]:
     uv = shutil.which("uv") if os.environ.get("WARPLAB_INSTALLER", "").lower() != "pip" else None
     if uv:
         return [uv, "pip", "install", "--python", str(python)]
-    # --no-compile: byte-compiling every file of JupyterLab's dependencies at install time takes
-    # longer than the download; Python compiles what it imports, when it first imports it
     return [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile"]
 
 
@@ -161,6 +159,11 @@ def setup(sets: Sequence[str], venv: Optional[Path] = None) -> Path:
               "(first run: a few minutes) ...", file=sys.stderr)
         files = [a for s in pending for a in ("-r", str(requirements_file(s)))]
         _run([*installer(python), "--require-hashes", "--no-deps", *files], "installing the packages")
+        # byte-compile on every core, where the installers work one file at a time (or not at all);
+        # without .pyc files every start of a kernel would recompile NumPy and matplotlib
+        if subprocess.call([str(python), "-m", "compileall", "-q", "-j0", str(_site_packages(python))]) != 0:
+            print("warplab: some files did not byte-compile (see above); they are compiled when imported",
+                  file=sys.stderr)
         stamp = _read_stamp(venv)
         stamp.update({s: _digest(requirements_file(s)) for s in pending})
         (venv / STAMP).write_text(json.dumps(stamp, indent=1, sort_keys=True) + "\n")
