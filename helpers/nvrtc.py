@@ -10,6 +10,7 @@ message says what to do. Everything the project compiled itself is shipped preco
 
 The library is looked for, in order: ``$WARPLAB_NVRTC`` (a path to the library file), the
 ``nvidia-cuda-nvrtc`` wheel, ``$CUDA_PATH`` / ``/usr/local/cuda``, then the system loader.
+``WARPLAB_NVRTC=none`` hides NVRTC, to see what a Mac shows.
 """
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ class Compiled:
 def _candidates() -> list[str]:
     names: list[str] = []
     env = os.environ.get(ENV_VAR)
+    if env == "none":  # behave as on a Mac: no NVRTC, whatever is installed
+        return []
     if env:
         names.append(env)
     lib_glob = "nvrtc64_*.dll" if sys.platform == "win32" else "libnvrtc.so*"

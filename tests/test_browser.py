@@ -46,6 +46,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab_url(tmp_path_factory: pytest.TempPathFactory):
+    _chromium()  # before JupyterLab starts: without Chromium, skip (or fail in CI) at once
     port, token = _free_port(), "warplab-test"
     env = {**os.environ, "WARPLAB_BACKEND": "emulator", "JUPYTER_CONFIG_DIR": str(tmp_path_factory.mktemp("jcfg"))}
     proc = subprocess.Popen(
