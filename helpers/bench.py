@@ -210,9 +210,9 @@ def run_ladder(sizes: Sequence[int] = DEFAULT_SIZES, versions: Sequence[str] = R
     block: ``first_pass_us``, ``second_pass_us``, ``total_us``, ``gbps``, ``pct_copy``,
     ``vs_cupy_sum``, ``correct``...), ``failures`` and ``acceptance``.
     """
+    _require_gpu()
     import cupy
 
-    _require_gpu()
     for v in versions:
         R.check_version(v)
     R.check_block(block)

@@ -142,8 +142,8 @@ def test_sets_hold_what_their_names_say() -> None:
 
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
 def test_lock_installs_on(platform: str) -> None:
-    """Every package a set selects here has a wheel for this platform and Python (or an sdist), and
-    CUDA wheels are selected exactly where NVIDIA publishes them: never on macOS."""
+    """Every package a set selects here has a wheel for this platform and Python (a learner needs no
+    compiler), and CUDA wheels are selected exactly where NVIDIA publishes them: never on macOS."""
     locked = _locked()
     for py in PYTHONS:
         env = _env(platform, py)
@@ -159,9 +159,9 @@ def test_lock_installs_on(platform: str) -> None:
                 assert bool(set(names) & CUDA_PACKAGES) == want_cuda, (s, platform, py)
             for key in chosen:
                 wheels = locked[key].get("wheels", [])
-                ok = "sdist" in locked[key] or any(
-                    set(parse_wheel_filename(w["url"].rsplit("/", 1)[1])[3]) & supported for w in wheels)
-                assert ok, f"{key} has no wheel for {platform} Python {py[0]}.{py[1]}"
+                ok = any(set(parse_wheel_filename(w["url"].rsplit("/", 1)[1])[3]) & supported for w in wheels)
+                assert ok, (f"{key} has no wheel for {platform} Python {py[0]}.{py[1]}: add it to [tool.uv] "
+                            "no-build-package in pyproject.toml and run ./warplab lock --keep")
 
 
 def test_lock_requires_every_platform_at_lock_time() -> None:
