@@ -124,11 +124,6 @@ def to_install(venv: Path, sets: Sequence[str]) -> list[str]:
     return [s for s in dict.fromkeys([*sets, *stamp]) if s in SETS and stamp.get(s) != _digest(requirements_file(s))]
 
 
-def _run(cmd: Sequence[str], what: str) -> None:
-    if subprocess.call([str(c) for c in cmd]) != 0:
-        raise LaunchError(f"{what} failed (see the messages above)")
-
-
 def installer(python: Path) -> list[str]:
     """The install command: uv's pip where uv is on PATH (several times faster), else pip. Both check
     every file against the lock's hashes. ``WARPLAB_INSTALLER=pip`` forces pip."""
@@ -136,6 +131,29 @@ def installer(python: Path) -> list[str]:
     if uv:
         return [uv, "pip", "install", "--python", str(python)]
     return [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile"]
+
+
+def _install(cmd: Sequence[str]) -> None:
+    """Run the installer with a one-line count of the packages fetched instead of pip's page of
+    messages (shown whole, with the error, if the install fails)."""
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    fetched = 0
+    tty = sys.stderr.isatty()
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(("Collecting ", "Processing ")) or line.lstrip().startswith("+ "):
+            fetched += 1
+            if tty or fetched % 25 == 0:
+                print(f"{chr(13) if tty else ''}warplab: {fetched} packages ...", end="" if tty else "\n",
+                      file=sys.stderr, flush=True)
+    if tty:
+        print(file=sys.stderr)
+    if proc.wait() != 0:
+        sys.stderr.write("".join(lines[-80:]))
+        raise LaunchError("installing the packages failed (the installer's messages are above)")
+    print(f"warplab: {fetched} packages installed; byte-compiling them ...", file=sys.stderr)
 
 
 def _site_packages(python: Path) -> Path:
@@ -158,7 +176,7 @@ def setup(sets: Sequence[str], venv: Optional[Path] = None) -> Path:
         print(f"warplab: installing {', '.join(pending)} into {venv.name}/ from the lock "
               "(first run: a few minutes) ...", file=sys.stderr)
         files = [a for s in pending for a in ("-r", str(requirements_file(s)))]
-        _run([*installer(python), "--require-hashes", "--no-deps", *files], "installing the packages")
+        _install([*installer(python), "--require-hashes", "--no-deps", *files])
         # byte-compile on every core, where the installers work one file at a time (or not at all);
         # without .pyc files every start of a kernel would recompile NumPy and matplotlib
         if subprocess.call([str(python), "-m", "compileall", "-q", "-j0", str(_site_packages(python))]) != 0:
@@ -218,7 +236,7 @@ def _exec(cmd: list[str]) -> int:
 # for macOS, so there the set installs nothing and the report says so).
 _REPORT = {
     "nvrtc": "from helpers import nvrtc\n"
-             "print(f'warplab: NVRTC {nvrtc.version()} is installed' if nvrtc.available() else 'warplab: ' + nvrtc.HOW_TO_GET_IT)",
+             "print(f'warplab: NVRTC {nvrtc.release()} is installed' if nvrtc.available() else 'warplab: ' + nvrtc.HOW_TO_GET_IT)",
     "gpu": "from helpers import backend\nd = backend.detect()\n"
            "print('warplab: CuPy is installed; ' + ('the GPU is usable' if d.usable else 'no usable GPU: ' + d.reason))",
 }
