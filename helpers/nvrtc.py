@@ -3,12 +3,14 @@ no driver and no CuPy.
 
 NVRTC is a plain shared library (``libnvrtc``) with a small C API (CUDA Toolkit documentation,
 "NVRTC", sections "Program" and "Compilation"). It ships in the ``nvidia-cuda-nvrtc-cu12`` wheel
-on Linux and Windows, with every CUDA toolkit, and inside CuPy's CUDA 13 wheels' environment.
-There is no NVRTC for macOS: :func:`available` is then False and :func:`compile` raises
-:class:`NvrtcUnavailable`, whose message says what to do.
+on Linux (x86-64, aarch64) and Windows (x86-64), and with every CUDA toolkit. There is no NVRTC for
+macOS: :func:`available` is then False and :func:`compile` raises :class:`NvrtcUnavailable`, whose
+message says what to do. Everything the project compiled itself is shipped precompiled
+(``helpers.kernels.shipped_ptx``), so only new code needs NVRTC.
 
 The library is looked for, in order: ``$WARPLAB_NVRTC`` (a path to the library file), the
 ``nvidia-cuda-nvrtc`` wheel, ``$CUDA_PATH`` / ``/usr/local/cuda``, then the system loader.
+``WARPLAB_NVRTC=none`` hides NVRTC, to see what a Mac shows.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import ctypes.util
 import functools
 import glob
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,17 +27,19 @@ from typing import Optional, Sequence
 
 ENV_VAR = "WARPLAB_NVRTC"
 
-_HOW_TO_GET_IT = (
-    "NVRTC (the CUDA runtime compiler) was not found. It is needed to compile CUDA C to PTX. "
-    "On Linux or WSL: pip install nvidia-cuda-nvrtc-cu12 (./warplab lab does this where the wheel "
-    "exists), or install a CUDA toolkit; or set WARPLAB_NVRTC to the path of libnvrtc. On macOS "
-    "there is no NVRTC: use a Linux machine, WSL, a GPU machine or a hosted notebook to compile "
-    "new code. Everything already compiled (the shipped PTX of kernels/) still runs."
+HOW_TO_GET_IT = (
+    "NVRTC (the CUDA runtime compiler) is not installed here, and compiling CUDA C to PTX needs it. "
+    "On Linux, WSL or Windows: run `./warplab add nvrtc` (Windows: `warplab.cmd add nvrtc`) and restart "
+    "the notebook's kernel; or install a CUDA toolkit, or set WARPLAB_NVRTC to the path of libnvrtc. "
+    "On macOS there is no NVRTC: compile new code on a Linux machine, in WSL, on a GPU machine or in a "
+    "hosted notebook. Everything Warp Lab compiled itself is shipped with it (helpers.kernels.shipped_ptx) "
+    "and works without NVRTC."
 )
 
 
-class NvrtcUnavailable(RuntimeError):
-    """NVRTC cannot be loaded on this machine; the message says how to get it."""
+class NvrtcUnavailable(ImportError):
+    """NVRTC cannot be loaded on this machine (an optional dependency is missing); the message says
+    how to get it. Not a RuntimeError, so code that handles compile errors does not swallow it."""
 
 
 class CompileError(RuntimeError):
@@ -62,6 +67,8 @@ class Compiled:
 def _candidates() -> list[str]:
     names: list[str] = []
     env = os.environ.get(ENV_VAR)
+    if env == "none":  # behave as on a Mac: no NVRTC, whatever is installed
+        return []
     if env:
         names.append(env)
     lib_glob = "nvrtc64_*.dll" if sys.platform == "win32" else "libnvrtc.so*"
@@ -133,10 +140,19 @@ def version() -> str:
     return f"{major.value}.{minor.value}"
 
 
+@functools.lru_cache(maxsize=1)
+def release() -> str:
+    """NVRTC's full release, e.g. ``"12.9.86"``, from the header of the PTX it writes (the C API
+    reports only major.minor, and PTX can differ between patch releases)."""
+    ptx = compile('extern "C" __global__ void k() {}', filename="release.cu").ptx
+    m = re.search(r"Cuda compilation tools, release [\d.]+, V([\d.]+)", ptx)
+    return m.group(1) if m else version()
+
+
 def _require() -> ctypes.CDLL:
     lib = _lib()
     if lib is None:
-        raise NvrtcUnavailable(_HOW_TO_GET_IT)
+        raise NvrtcUnavailable(HOW_TO_GET_IT)
     return lib
 
 

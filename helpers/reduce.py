@@ -145,7 +145,11 @@ def check_array(x: Any) -> int:
 def check_input(x: Any) -> Any:
     """Return ``x`` if it is a non-empty, C-contiguous float32 ``cupy.ndarray`` (see :func:`check_array`)."""
     check_array(x)
-    import cupy
+    try:
+        import cupy
+    except ImportError:  # no CuPy at all (macOS, a venv without the gpu set): not a GPU array either
+        raise TypeError(f"x must be a cupy.ndarray on the GPU (CuPy is not installed here); "
+                        f"got {type(x).__module__}.{type(x).__name__}") from None
 
     if not isinstance(x, cupy.ndarray):
         raise TypeError(f"x must be a cupy.ndarray on the GPU; got {type(x).__module__}.{type(x).__name__}")
@@ -471,14 +475,14 @@ def seed_launcher(x: Any, out: Any = None, allow_out_of_bounds: bool = False,
     """``(launch, out)``: a zero-argument function launching the seed kernel with ``block``
     threads per block (the seed's 128, or 256) on ``x`` into ``out`` (checked once, here), as
     :func:`seed_first_pass` does. For timing."""
-    import cupy
-
     n = check_array(x)
     tile = 2 * check_seed_block(block)
     if n % tile and not allow_out_of_bounds:
         raise ValueError(f"n (the size of x) must be a multiple of {tile} for the seed kernel, "
                          f"which has no bounds check; got {n}")
     check_input(x)
+    import cupy
+
     g = seed_grid(n, block)
     if g > MAX_GRID:
         raise ValueError(f"n={n} needs {g} blocks, more than gridDim.x allows ({MAX_GRID})")

@@ -1,10 +1,29 @@
-"""Shared test configuration: GPU tests run only where a CUDA GPU is usable."""
+"""Shared test configuration.
+
+* ``@pytest.mark.gpu``: runs only where a CUDA GPU is usable (skipped with the reason elsewhere).
+* ``@pytest.mark.needs_nvrtc``: compiles CUDA C through NVRTC; skipped with the reason where NVRTC is
+  not installed (macOS, or a venv without the nvrtc set). With ``WARPLAB_REQUIRE_NVRTC=1`` (CI's run
+  with the NVIDIA wheels) a missing NVRTC stops the run instead, so compile tests never skip there
+  unnoticed.
+"""
 from __future__ import annotations
+
+import os
 
 import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    nvrtc_items = [i for i in items if i.get_closest_marker("needs_nvrtc")]
+    if nvrtc_items:
+        from helpers import nvrtc
+
+        if not nvrtc.available():
+            if os.environ.get("WARPLAB_REQUIRE_NVRTC"):
+                raise pytest.UsageError(f"WARPLAB_REQUIRE_NVRTC is set, but: {nvrtc.HOW_TO_GET_IT}")
+            skip = pytest.mark.skip(reason="needs NVRTC, not installed here (./warplab add nvrtc; macOS has none)")
+            for item in nvrtc_items:
+                item.add_marker(skip)
     gpu_items = [i for i in items if i.get_closest_marker("gpu")]
     if not gpu_items:
         return

@@ -150,6 +150,7 @@ def test_validation_seed_x_rows() -> None:
 
 # ---------------------------------------------------------------- kernels and the as-printed seed
 
+@pytest.mark.needs_nvrtc
 def test_seed_as_printed_does_not_compile() -> None:
     x = br.seed_compile_error("x")
     assert "namespace-qualified name is required" in x and "using kWarpSize;" in x

@@ -84,6 +84,7 @@ def _workspace() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A JupyterLab server on copies of the notebooks, with the test workspace: its workspace URL."""
+    _chromium()  # before JupyterLab starts: without Chromium, skip (or fail in CI) at once
     port, token = _free_port(), "warplab-test"
     config_dir, root = tmp_path_factory.mktemp("jcfg"), tmp_path_factory.mktemp("lab")
     _lab_settings(config_dir)

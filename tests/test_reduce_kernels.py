@@ -8,9 +8,7 @@ import pytest
 from helpers import kernels
 from helpers.reduce import REDUCE_KERNELS
 
-pytest.importorskip("cupy_backends.cuda.libs.nvrtc", reason="CuPy (with NVRTC) is not installed")
-
-
+@pytest.mark.needs_nvrtc
 @pytest.mark.parametrize("arch", kernels.ARCHS)
 @pytest.mark.parametrize("name", sorted(REDUCE_KERNELS))
 def test_compiles_for_every_arch(name: str, arch: str) -> None:
@@ -40,16 +38,19 @@ def _ptx(name: str, block: int = 256, defines: tuple[str, ...] = ()) -> str:
     return kernels.ptx(name, "sm_90", [f"{name}<{block}>"], defines=defines)
 
 
+@pytest.mark.needs_nvrtc
 def test_block_size_outside_the_contract_does_not_compile() -> None:
     with pytest.raises(RuntimeError, match="BLOCK must be a power of two"):
         kernels.ptx("reduce_v2", "sm_90", ["reduce_v2<96>"])
 
 
+@pytest.mark.needs_nvrtc
 def test_v4_synchronises_the_last_warp_and_legacy_does_not() -> None:
     assert _ptx("reduce_v4").count("bar.warp.sync") == 12  # six steps, two __syncwarp each
     assert "bar.warp.sync" not in _ptx("reduce_v4_legacy")
 
 
+@pytest.mark.needs_nvrtc
 def test_barriers_in_the_ptx_match_the_maps() -> None:
     from helpers.reduce_maps import barriers
 
@@ -59,11 +60,13 @@ def test_barriers_in_the_ptx_match_the_maps() -> None:
         assert len(re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s+0", text)) == barriers(v, 256)["syncthreads"], v
 
 
+@pytest.mark.needs_nvrtc
 def test_v7_v8_reduce_with_shuffles() -> None:
     for v in ("v7", "v8", "onepass"):
         assert _ptx(f"reduce_{v}").count("shfl.sync.down") >= 10  # two WarpReduceSum of five steps
 
 
+@pytest.mark.needs_nvrtc
 def test_v8_issues_unroll_float4_loads_before_adding() -> None:
     for unroll in (2, 4, 8):
         text = _ptx("reduce_v8", defines=(f"REDUCE_UNROLL={unroll}",))
@@ -72,6 +75,7 @@ def test_v8_issues_unroll_float4_loads_before_adding() -> None:
         assert first_block.count("ld.global.nc.v4.f32") == unroll
 
 
+@pytest.mark.needs_nvrtc
 def test_onepass_publishes_before_the_ticket() -> None:
     text = _ptx("reduce_onepass")
     fence = text.index("membar.gl") if "membar.gl" in text else text.index("fence.sc.gpu")

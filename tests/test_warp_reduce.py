@@ -156,12 +156,14 @@ def _ptx(arch: str, expr: str, defines: tuple[str, ...] = ()) -> str:
     return kernels.ptx("warp_reduce_ops", arch, [expr], defines)
 
 
+@pytest.mark.needs_nvrtc
 def test_reduce_intrinsic_only_from_sm80() -> None:
     expr = "warp_reduce_intrinsic_kernel<int, warplab::ops::Sum<int>>"
     assert "redux.sync" not in _ptx("sm_70", expr) and "trap" in _ptx("sm_70", expr)
     assert "redux.sync" in _ptx("sm_80", expr)
 
 
+@pytest.mark.needs_nvrtc
 def test_trace_shuffles_exist_only_when_tracing() -> None:
     expr = "warp_reduce_kernel<float, warplab::ops::Sum<float>, true>"
     assert _ptx("sm_90", expr).count("shfl.sync.bfly") == 1 + 2 + 3 + 4 + 5          # widths 2..32
