@@ -152,7 +152,8 @@ def include_dirs() -> dict[str, Path]:
     return dirs
 
 
-def _include_options() -> list[str]:
+def include_options() -> list[str]:
+    """The -I flags that compiling kernels/ code needs (kernels/, CUB, cooperative groups)."""
     return [f"-I{d}" for d in include_dirs().values()]
 
 
@@ -173,11 +174,6 @@ def header_versions() -> dict[str, str]:
     return out
 
 
-def include_options() -> list[str]:
-    """The -I flags that compiling kernels/ code needs (kernels/, CUB, cooperative groups)."""
-    return _include_options()
-
-
 def _options(defines: Sequence[str], extra: Sequence[str]) -> tuple[str, ...]:
     return ("-std=c++17", *(f"-D{d}" for d in defines), *extra)
 
@@ -194,7 +190,7 @@ def module(name: str, name_expressions: tuple[str, ...] = (), defines: tuple[str
 
     return cupy.RawModule(
         code=source(name),
-        options=_options(defines, options) + tuple(_include_options()),
+        options=_options(defines, options) + tuple(include_options()),
         name_expressions=list(name_expressions) or None,
     )
 
@@ -208,7 +204,7 @@ def _arch_option(arch: str) -> str:
 
 def _compile(name: str, arch: str, name_expressions: Sequence[str], defines: Sequence[str],
              options: Sequence[str]) -> nvrtc.Compiled:
-    opts = [_arch_option(arch), *_options(defines, options), *_include_options()]
+    opts = [_arch_option(arch), *_options(defines, options), *include_options()]
     return nvrtc.compile(source(name), filename=program_name(name), options=opts, name_expressions=name_expressions)
 
 
