@@ -17,6 +17,7 @@ from matplotlib.patches import Patch
 
 from . import reduce_maps, style
 from .bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label
+from .params import is_integer, quote
 from .reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
@@ -245,17 +246,20 @@ def ladder_view(version: str = "v0", block: int = 256, log2_n: int = 25,
 
     try:
         if version not in EXPLORER_VERSIONS:
-            raise ValueError(f"version must be one of {', '.join(EXPLORER_VERSIONS)}; got {version!r}")
-        R.check_block(block)
+            raise ValueError(f"version must be one of {', '.join(EXPLORER_VERSIONS)}; got {quote(version)}")
+        block = R.check_block(block)
         lo, hi = EXPLORER_LOG2_N
-        if isinstance(log2_n, bool) or not isinstance(log2_n, int) or not lo <= log2_n <= hi:
-            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {log2_n!r}")
+        if not is_integer(log2_n) or not lo <= log2_n <= hi:
+            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {quote(log2_n)}")
+        if not isinstance(live, (bool, np.bool_)):
+            raise ValueError(f"live must be True or False; got {quote(live)}")
+        n = 2**int(log2_n)
+        recorded = None if results is None else _recorded_line(results, version, block, n)
     except ValueError as exc:
         return LadderView(None, "", str(exc))
-    n = 2**log2_n
     lines = [_map_summary(version, block, n)]
-    if results is not None:
-        lines.append(_recorded_line(results, version, block, n))
+    if recorded is not None:
+        lines.append(recorded)
     if live:
         lines.append(_live_line(version, block, n))
     fig = lanes_figure(version, block)
@@ -284,6 +288,15 @@ def _map_summary(version: str, block: int, n: int) -> str:
 
 
 def _recorded_line(results: dict[str, Any], version: str, block: int, n: int) -> str:
+    """The run's numbers for this version, block and size; ValueError if ``results`` is not a ladder run."""
+    try:
+        return _recorded_numbers(results, version, block, n)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"results must be a ladder run (a dict with 'rows', as data.load('bench_ladder') gives) or "
+                         f"None; this one could not be read ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _recorded_numbers(results: dict[str, Any], version: str, block: int, n: int) -> str:
     rows = rows_for(results, n, version, block)
     src = results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
     if not rows:
@@ -323,8 +336,12 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
     from . import backend
     from .figures import figure_png
 
+    problem = ""
     if live is None:
-        live = backend.resolve() == "cupy"
+        try:
+            live = backend.resolve() == "cupy"
+        except (ValueError, RuntimeError) as exc:   # a bad WARPLAB_BACKEND, or cupy demanded without a GPU
+            live, problem = False, f"{exc} (the maps below need no GPU; timing is off)"
     lo, hi = EXPLORER_LOG2_N
     controls = {
         "version": w.ToggleButtons(options=EXPLORER_VERSIONS, value="v0", description="version",
@@ -342,8 +359,8 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
             view = ladder_view(v["version"], v["block"], v["log2_n"], results, live=bool(live and v["time_it"]))
         except Exception as exc:  # a widget never shows a traceback
             view = LadderView(None, "", f"Could not draw this: {type(exc).__name__}: {exc}")
-        message.value = (f'<div style="color:{style.VERMILION}">{html.escape(view.message)}</div>'
-                         if view.message else "")
+        shown = "\n".join(m for m in (problem, view.message) if m)
+        message.value = f'<div style="color:{style.VERMILION}">{html.escape(shown)}</div>' if shown else ""
         if view.figure is not None:
             image.value = figure_png(view.figure, dpi=EXPLORER_DPI)
         image.layout.display = None if view.figure is not None else "none"

@@ -146,8 +146,8 @@ def activemask(active: Any = None, backend: Optional[str] = None) -> Any:
     fewer lanes, and it never makes a mask safe to pass to a ``*_sync`` call.
     """
     params.backend(backend)
-    shape = np.shape(active) if active is not None else (params.LANES,)
-    call = _Call(np.zeros(shape, np.int32), params.FULL_MASK, active)
+    shape = params.lanes_shape(active, "active") if active is not None else (params.LANES,)
+    call = _Call(np.broadcast_to(np.int32(0), shape), params.FULL_MASK, active)
     out = _emu.activemask(call.active)
     if _backend.resolve(backend) == "cupy":
         from . import warp_cupy
@@ -197,6 +197,6 @@ def syncwarp(mask: Any = params.FULL_MASK, active: Any = None) -> np.ndarray:
 
     Emulator-only: a barrier has no value to compare, only a rule to check.
     """
-    shape = np.shape(active) if active is not None else (params.LANES,)
-    call = _Call(np.zeros(shape, np.int32), mask, active)
+    shape = params.lanes_shape(active, "active") if active is not None else (params.LANES,)
+    call = _Call(np.broadcast_to(np.int32(0), shape), mask, active)
     return call.lanes(_emu.syncwarp(call.mask, call.active))

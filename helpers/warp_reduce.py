@@ -101,8 +101,8 @@ _INT_DTYPES = ("int32", "uint32")
 
 def check_op(op: Any, dtype: Any) -> str:
     """``op`` validated for ``dtype``: one of :data:`OPS`; the bitwise ones need an integer dtype."""
-    if op not in OPS:
-        raise ValueError(f"op must be one of {', '.join(map(repr, OPS))}; got {op!r}")
+    if not params.is_one_of(op, OPS):
+        raise ValueError(f"op must be one of {', '.join(map(repr, OPS))}; got {params.quote(op)}")
     if op in BITWISE_OPS and np.dtype(dtype).name not in _INT_DTYPES:
         raise ValueError(f"op {op!r} needs an integer dtype ({', '.join(_INT_DTYPES)}); got {np.dtype(dtype)}")
     return op
@@ -197,7 +197,7 @@ def _n_valid(n_valid: Any, width: int) -> int:
         return width
     if not params._is_int(n_valid) or not 1 <= int(n_valid) <= width:
         raise ValueError(f"n_valid must be an integer in [1, width] = [1, {width}] (values per segment); "
-                         f"got {n_valid!r}")
+                         f"got {params.quote(n_valid)}")
     return int(n_valid)
 
 
@@ -245,10 +245,10 @@ def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: 
     params.backend(backend)
     v = params.values(values)
     w = params.width(width)
-    if tree not in TREES:
-        raise ValueError(f"tree must be one of {', '.join(map(repr, TREES))}; got {tree!r}")
-    if partial not in PARTIALS:
-        raise ValueError(f"partial must be one of {', '.join(map(repr, PARTIALS))}; got {partial!r}")
+    if not params.is_one_of(tree, TREES):
+        raise ValueError(f"tree must be one of {', '.join(map(repr, TREES))}; got {params.quote(tree)}")
+    if not params.is_one_of(partial, PARTIALS):
+        raise ValueError(f"partial must be one of {', '.join(map(repr, PARTIALS))}; got {params.quote(partial)}")
     if partial == "ballot" and (tree != "down" or w != params.LANES):
         raise ValueError(f"partial='ballot' is the seed's shuffle-down code for a whole warp: it needs "
                          f"tree='down' and width=32; got tree={tree!r}, width={w}")
@@ -380,9 +380,23 @@ class WarpReduceResult:
 
     @property
     def correct(self) -> bool:
-        """Every holder has a defined value equal (bit for bit) to the reference of its segment."""
-        seg = np.repeat(self.expected, self.width, axis=1)
-        return bool(np.all(~self.holders | (self.defined & (self.values == seg))))
+        """Every holder has a defined value equal (bit for bit) to the reference of its segment.
+
+        A NaN matches a NaN: IEEE comparisons say NaN != NaN, but both answers are "not a number".
+        """
+        segs = (self.values.shape[0], -1, self.width)
+        got, exp = self.values.reshape(segs), self.expected[:, :, None]
+        same = got == exp
+        if self.values.dtype.kind == "f":
+            same |= np.isnan(got) & np.isnan(exp)
+        return bool(np.all(~self.holders.reshape(segs) | (self.defined.reshape(segs) & same)))
+
+
+def _holders(shape: tuple[int, ...], lanes: tuple[int, ...]) -> np.ndarray:
+    """(n_warps, 32) bool, True on ``lanes``: the same row for every warp, so a read-only view."""
+    row = np.zeros(params.LANES, bool)
+    row[list(lanes)] = True
+    return np.broadcast_to(row, shape)
 
 
 def _expected(c: _Config) -> np.ndarray:
@@ -445,8 +459,8 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
     The emulator models cg as the xor butterfly (its shuffle path) and CUB as a shuffle-down tree with
     offsets 1, 2, ..., 16 (CUB's order), so float sums round as they do on the GPU.
     """
-    if method not in LIBRARY_METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {method!r}")
+    if not params.is_one_of(method, LIBRARY_METHODS):
+        raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {params.quote(method)}")
     c = _config(values, op, params.LANES, "xor" if method == "cg" else "down", None, "pad", backend)
     if method == "intrinsic" and c.values.dtype.name not in _INT_DTYPES:
         raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
@@ -511,6 +525,7 @@ def float_order(values: Any, tree: str = "down", backend: Optional[str] = None) 
     v = params.values(values)
     if v.shape != (params.LANES,) or v.dtype != np.float32:
         raise ValueError(f"values must be 32 float32 values (shape (32,)); got shape {v.shape}, dtype {v.dtype}")
+    _check_summable(v[None, :])
     t = np.float32(warp_reduce(v, "sum", tree=tree, backend=backend).values[0, 0])
     seq = np.float32(0)
     for x in v:
@@ -540,6 +555,45 @@ class FloatOrderBatch:
         return np.abs(self.sequential.astype(np.float64) - self.exact)
 
 
+# If sum(|x|) <= 2^127, no float32 partial sum of x in any order can overflow: rounding 31 adds
+# grows a partial by at most (1 + 2^-24)^31 < 2, and float32's largest value is about 2^128.
+MAX_ABS_SUM = 2.0**127
+
+
+def _check_summable(v: np.ndarray, first_warp: int = 0) -> None:
+    """Refuse what would make float-order comparisons meaningless: inf or NaN in the input, or sums
+    so large that a float32 partial could overflow to inf (then NaN), for (n_warps, 32) float32."""
+    bad = ~np.isfinite(v)
+    where = "" if v.shape[0] == 1 and not first_warp else " of warp {}"
+    if bad.any():
+        w, lane = np.argwhere(bad)[0]
+        raise ValueError(f"values must be finite (float order compares how finite sums round); got "
+                         f"{v[w, lane]} at lane {lane}{where.format(first_warp + w)}")
+    big = np.abs(v).sum(axis=1, dtype=np.float64) > MAX_ABS_SUM
+    if big.any():
+        w = int(np.argmax(big))
+        raise ValueError(f"values must have sum(|values|) <= 2**127 per warp, so that no float32 partial sum "
+                         f"overflows; got {np.abs(v[w]).sum(dtype=np.float64):.3g}{where.format(first_warp + w)}")
+
+
+def _exact_sums(v: np.ndarray) -> np.ndarray:
+    """``math.fsum`` of each row of (n_warps, 32) float32, vectorised where that is provably the same.
+
+    Every float32 x with frexp exponent e is a multiple of 2^(e - 24) and below 2^e, so when a row's
+    exponents span at most 24, every partial sum of the row is a multiple of 2^(e_min - 24) below
+    2^(e_max + 5): it fits float64's 53 bits, and a plain float64 sum makes no rounding at all.
+    The other rows (rare: values apart by more than 2^24) go through ``math.fsum``.
+    """
+    x = v.astype(np.float64)
+    e = np.frexp(x)[1]
+    nonzero = x != 0
+    span = np.where(nonzero, e, -(2**30)).max(axis=1) - np.where(nonzero, e, 2**30).min(axis=1)
+    exact = x.sum(axis=1)
+    for w in np.flatnonzero(span > 24):
+        exact[w] = math.fsum(x[w])
+    return exact
+
+
 def _ulps_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     def ordered(x: np.ndarray) -> np.ndarray:
         i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
@@ -553,7 +607,12 @@ def float_order_batch(values: Any, tree: str = "down", backend: Optional[str] = 
     v = params.values(values)
     if v.ndim != 2 or v.shape[1] != params.LANES or v.dtype != np.float32:
         raise ValueError(f"values must be float32 of shape (n_warps, 32); got shape {v.shape}, dtype {v.dtype}")
-    t = warp_reduce(v, "sum", tree=tree, backend=backend).values[:, 0].astype(np.float32)
-    seq = np.add.accumulate(v, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
-    exact = np.array([math.fsum(row) for row in v.astype(np.float64)])
+    n = v.shape[0]
+    t, seq, exact = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n)
+    for s in params.chunks(n):    # a few warps at a time: memory stays bounded
+        part = v[s]
+        _check_summable(part, s.start)
+        t[s] = warp_reduce(part, "sum", tree=tree, backend=backend).values[:, 0]
+        seq[s] = np.add.accumulate(part, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
+        exact[s] = _exact_sums(part)
     return FloatOrderBatch(t, seq, exact, _ulps_apart(t, seq))
