@@ -63,7 +63,8 @@ def _shuffle(mode: str, values: Any, b: Any, width: int, mask: Any, active: Any,
         operand = params.src_lane(b, call.values.shape if not call.squeeze else (params.LANES,))
         operand = operand.reshape(call.values.shape)
     else:
-        operand = np.full(call.values.shape, params.lane_offset(b, "lane_mask" if mode == "xor" else "delta"))
+        operand = np.broadcast_to(np.int64(params.lane_offset(b, "lane_mask" if mode == "xor" else "delta")),
+                                  call.values.shape)
     r = _emu.shuffle(mode, call.values, operand, w, call.mask, call.active)
     if _backend.resolve(backend) == "cupy":
         from . import warp_cupy

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
 from . import backend as _backend
 from . import emulator, kernels, params
-from .trace import Recorder, Trace, gpu_source, run_traced
+from .emulator import ShuffleResult
+from .trace import Recorder, Trace, check_trace_size, gpu_source, run_traced
 
 OFFSETS: tuple[int, ...] = (16, 8, 4, 2, 1)
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
@@ -47,9 +48,11 @@ def warp_reduce_sum_trace(values: Any, backend: Optional[str] = None) -> Trace:
     """Trace WarpReduceSum over ``values`` ((32,) or (n_warps, 32)): 6 steps (input + 5 shuffles).
 
     Sums wrap for integers and round as float32/float64 adds do on the GPU (one add per step).
+    At most ``trace.MAX_TRACE_WARPS`` warps (a trace keeps every lane at every step).
     """
     params.backend(backend)
     v = params.values(values).reshape(-1, params.LANES)
+    check_trace_size(v.shape[0])
     meta = {"kernel": "warp_reduce_sum.cu", "algorithm": "WarpReduceSum", "offsets": list(OFFSETS)}
     if _backend.resolve(backend) == "cupy":
         return _gpu_sum_trace(v, meta)
@@ -81,10 +84,20 @@ def _gpu_sum_trace(v: np.ndarray, meta: dict[str, Any]) -> Trace:
 
 
 def warp_reduce_sum(values: Any, backend: Optional[str] = None) -> Any:
-    """The sum of each warp's 32 values, as WarpReduceSum computes it (lane 0's final value)."""
-    t = warp_reduce_sum_trace(values, backend)
-    out = t.held[-1, :, 0]
-    return out[0] if np.ndim(values) == 1 else out
+    """The sum of each warp's 32 values, as WarpReduceSum computes it (lane 0's final value).
+
+    No trace is kept, so any number of warps up to ``params.MAX_WARPS`` works in bounded memory.
+    """
+    params.backend(backend)
+    v = params.values(values)
+    flat = v.reshape(-1, params.LANES)
+    if _backend.resolve(backend) == "cupy":
+        expr = f"warp_reduce_sum_kernel<{_CTYPES[v.dtype.name]}>"
+        out = _run_gpu("warp_reduce_sum", expr, WARP_REDUCE_KERNELS["warp_reduce_sum"], flat).reshape(-1)[:flat.shape[0]]
+    else:
+        # WarpReduceSum is WarpReduce<T, Sum, 32>: the same five shuffle-down adds, in the same order.
+        out = _final(_config(flat, "sum", params.LANES, "down", None, "pad", "emulator"))[0][:, 0].copy()
+    return out[0] if v.ndim == 1 else out
 
 
 # ---------------------------------------------------------------- operators and references
@@ -131,7 +144,7 @@ def combine(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b, dtype=np.asarray(a).dtype)
     if op == "sum":
         with np.errstate(over="ignore"):
-            return (a + b).astype(a.dtype)
+            return (a + b).astype(a.dtype, copy=False)
     if op == "max":
         return np.where(a < b, b, a)
     if op == "min":
@@ -256,40 +269,91 @@ def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: 
                    partial)
 
 
+def _replay(c: _Config, offsets: tuple[int, ...]) -> Iterator[tuple[Optional[ShuffleResult], np.ndarray, np.ndarray]]:
+    """The tree on the emulator, step by step: first ``(None, held, ok)`` for the input, then per
+    shuffle ``(r, held, ok)``: what the lanes received (``r.defined``: a defined read of a defined
+    value), what they hold (0 where undefined) and which hold a defined value."""
+    v, dtype = c.values, c.values.dtype
+    zero = np.zeros((), dtype)
+    active, mask = _lanes_and_mask(c)
+    held = np.where(c.valid, v, identity(c.op, dtype) if c.partial == "pad" else zero).astype(dtype)
+    ok = active.copy()
+    yield None, held, ok
+    mode = "down" if c.tree == "down" else "xor"
+    for offset in offsets:
+        operand = np.broadcast_to(np.int64(offset), v.shape)
+        r = emulator.shuffle(mode, held, operand, c.width, mask, active)
+        if c.partial == "pad":   # every lane active and in the mask: every read is defined, so is every value
+            held = combine(c.op, held, r.values)
+            yield r, held, ok
+            continue
+        src_ok = emulator.gather(ok, emulator.source_lanes(mode, operand[:1], c.width))
+        got_ok = r.defined & src_ok
+        held = np.where(active, combine(c.op, held, r.values), held)
+        ok = ok & (~active | got_ok)
+        yield replace(r, values=np.where(got_ok, r.values, zero), defined=got_ok), np.where(ok, held, zero), ok
+
+
+def _lanes_and_mask(c: _Config) -> tuple[np.ndarray, np.ndarray]:
+    """(active lanes, member mask) of the tree: everyone and the full mask when padding; the valid
+    lanes and the mask ``__ballot_sync`` gives them for the seed's way."""
+    full = np.full(c.values.shape[0], params.FULL_MASK, np.uint32)
+    if c.partial == "pad":
+        return np.ones(c.values.shape, bool), full
+    return c.valid.copy(), emulator.ballot(c.valid, full, np.ones(c.values.shape, bool))
+
+
 def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Trace, np.ndarray]:
     """Replay the tree on the emulator: the trace, and per step which lanes hold a defined value.
 
     ``offsets`` overrides the order of the shuffle-down offsets (CUB's tree runs 1, 2, ..., 16).
+    A trace keeps every lane at every step: at most ``trace.MAX_TRACE_WARPS`` warps.
     """
     offsets = c.offsets if offsets is None else offsets
-    v, dtype = c.values, c.values.dtype
-    full = np.full(v.shape[0], params.FULL_MASK, np.uint32)
-    if c.partial == "pad":
-        active = np.ones(v.shape, bool)
-        mask = full
-        held = np.where(c.valid, v, identity(c.op, dtype)).astype(dtype)
-    else:
-        active = c.valid.copy()
-        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool))
-        held = np.where(active, v, 0).astype(dtype)
+    check_trace_size(c.values.shape[0])
+    active, mask = _lanes_and_mask(c)
     meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
             "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
             "offsets": list(offsets), "result_lanes": list(c.result_lanes)}
+    steps = _replay(c, offsets)
+    _, held, ok = next(steps)
     rec = Recorder(held, c.title, active=active, mask=mask, meta=meta)
-    ok = active.copy()
     held_ok = [ok]
     mode = "down" if c.tree == "down" else "xor"
-    for offset in offsets:
-        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active)
-        src_ok = np.take_along_axis(ok, np.where(r.src_lane >= 0, r.src_lane, 0), axis=1)
-        got_ok = r.defined & src_ok
-        held = np.where(active, combine(c.op, held, r.values), held)
-        ok = ok & (~active | got_ok)
+    for offset, (r, held, ok) in zip(offsets, steps):
         held_ok.append(ok)
-        received = np.where(got_ok, r.values, np.zeros((), dtype))
-        rec.step(f"shfl_{mode} {offset}", np.where(ok, held, np.zeros((), dtype)),
-                 replace(r, values=received, defined=got_ok), mask, active)
+        rec.step(f"shfl_{mode} {offset}", held, r, mask, active)
     return rec.trace(), np.stack(held_ok)
+
+
+def _final(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[np.ndarray, np.ndarray]:
+    """What every lane holds after the tree's last step (0 where undefined) and whether it is
+    defined: the last step of :func:`_emulate` without its trace, worked out ``params.CHUNK_WARPS``
+    warps at a time so that memory stays bounded for any number of warps."""
+    offsets = c.offsets if offsets is None else offsets
+    held_out, ok_out = np.empty_like(c.values), np.empty(c.values.shape, bool)
+    for s in params.chunks(c.values.shape[0]):
+        part = replace(c, values=c.values[s])
+        if c.partial == "pad":
+            held_out[s], ok_out[s] = _padded_final(part, offsets), True
+            continue
+        for _, held, ok in _replay(part, offsets):
+            pass
+        held_out[s], ok_out[s] = held, ok
+    return held_out, ok_out
+
+
+def _padded_final(c: _Config, offsets: tuple[int, ...]) -> np.ndarray:
+    """:func:`_replay`'s last ``held`` when padding: every lane is active and in the full mask, so by
+    the emulator's rules every read is defined and each lane receives the value of the lane
+    :func:`helpers.emulator.source_lanes` names. Worked lane-major ((32, n_warps): a lane's values in
+    one row), where that read is a copy of whole rows, several times faster than gathering lanes."""
+    mode = "down" if c.tree == "down" else "xor"
+    held = np.ascontiguousarray(np.where(c.valid, c.values, identity(c.op, c.values.dtype)).T)
+    for offset in offsets:
+        src = emulator.source_lanes(mode, np.full((1, params.LANES), offset), c.width)[0]
+        held = combine(c.op, held, held[src])
+    return held.T
 
 
 def _kernel_file(c: _Config) -> str:
@@ -400,8 +464,11 @@ def _holders(shape: tuple[int, ...], lanes: tuple[int, ...]) -> np.ndarray:
 
 
 def _expected(c: _Config) -> np.ndarray:
-    segs = c.values.reshape(c.values.shape[0], -1, c.width)[:, :, :c.n_valid]
-    return reference(segs, c.op, axis=-1)
+    n = c.values.shape[0]
+    out = np.empty((n, params.LANES // c.width), c.values.dtype)
+    for s in params.chunks(n):      # reference() widens to 64 bits: a few warps at a time
+        out[s] = reference(c.values[s].reshape(s.stop - s.start, -1, c.width)[:, :, :c.n_valid], c.op, axis=-1)
+    return out
 
 
 def _run_gpu(file: str, expr: str, exprs: tuple[str, ...], v: np.ndarray, extra: tuple = ()) -> np.ndarray:
@@ -423,15 +490,12 @@ def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down
     On the cupy backend the plain (uninstrumented) kernel runs; ``defined`` comes from the emulator.
     """
     c = _config(values, op, width, tree, n_valid, partial, backend)
-    trace, held_ok = _emulate(c)
-    ok = held_ok[-1]
-    out = trace.held[-1]
+    out, ok = _final(c)
     if _backend.resolve(backend) == "cupy":
         expr, exprs = _kernel(c)
         got = _run_gpu(_kernel_file(c), expr, exprs, c.values, _gpu_args(c, None, None)[1:-1])
         out = np.where(ok, got, 0).astype(c.values.dtype)
-    holders = np.zeros(c.values.shape, bool)
-    holders[:, list(c.result_lanes)] = True
+    holders = _holders(c.values.shape, c.result_lanes)
     method = "ballot" if c.partial == "ballot" else c.tree
     return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c))
 
@@ -466,14 +530,13 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
         raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
     expected = _expected(c)
     if method == "cub":
-        trace, held_ok = _emulate(c, offsets=tuple(reversed(c.offsets)))
-        holders = np.zeros(c.values.shape, bool)
-        holders[:, 0] = True
-        defined = holders & held_ok[-1]
-        out = np.where(defined, trace.held[-1], 0)
+        held, ok = _final(c, offsets=tuple(reversed(c.offsets)))
+        holders = _holders(c.values.shape, (0,))
+        defined = holders & ok
+        out = np.where(defined, held, 0)
     else:
-        holders = defined = np.ones(c.values.shape, bool)
-        out = np.repeat(expected, params.LANES, axis=1) if method == "intrinsic" else _emulate(c)[0].held[-1]
+        holders = defined = np.broadcast_to(True, c.values.shape)
+        out = np.broadcast_to(expected, c.values.shape) if method == "intrinsic" else _final(c)[0]
     if _backend.resolve(backend) == "cupy":
         if method == "intrinsic" and float(_backend.detect().compute_capability) < 8.0:
             raise RuntimeError("method='intrinsic' needs compute capability 8.0+ (__reduce_*_sync); this GPU has "
@@ -482,7 +545,7 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
         expr = f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>"
         got = _run_gpu("warp_reduce_ops", expr, WARP_REDUCE_KERNELS["warp_reduce_ops"], c.values)
         out = np.where(defined, got, 0)
-    return WarpReduceResult(method, c.op, params.LANES, out.astype(c.values.dtype), defined, holders, expected)
+    return WarpReduceResult(method, c.op, params.LANES, out.astype(c.values.dtype, copy=False), defined, holders, expected)
 
 
 def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
@@ -493,7 +556,9 @@ def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None)
     dtype = params.values(values).dtype
     out = {tree: warp_reduce(values, op, tree=tree, backend=backend) for tree in TREES}
     for method in LIBRARY_METHODS:
-        if method != "intrinsic" or dtype.name in _INT_DTYPES:
+        if method == "cg" and _backend.resolve(backend) == "emulator":
+            out[method] = replace(out["xor"], method="cg")   # the emulator's cg is the xor butterfly, as above
+        elif method != "intrinsic" or dtype.name in _INT_DTYPES:
             out[method] = library_reduce(values, op, method, backend)
     return out
 
