@@ -6,6 +6,7 @@ stacked; working lanes are filled, idle lanes grey.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -123,13 +124,18 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
             continue
         state = np.where(useful[k], 2, np.where(active[k], 1, 0))
         ax.imshow(state, cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
-        for w in np.flatnonzero(divergent[k]):
-            ax.plot([-1.2], [w], marker=">", color=style.VERMILION, ms=4, clip_on=False)
+        ticks = np.flatnonzero(divergent[k])
+        if ticks.size:   # one artist for all of a step's ticks: the ladder explorer redraws this figure
+            ax.plot(np.full(ticks.size, -1.2), ticks, ">", color=style.VERMILION, ms=4, clip_on=False)
         ax.set_title(f"s = {steps[k].stride}: {int(useful[k].sum())} working", fontsize=8)
-        ax.set_xticks([0, 31])
-        ax.set_yticks(range(warps) if warps <= 8 else [0, warps - 1])
+        # Lane numbers under the bottom panel of each column, warp numbers left of each row: the
+        # panels line up, and every label drawn costs the explorer time.
+        bottom = k + cols >= len(steps)
+        ax.set_xticks([0, 31] if bottom else [])
+        ax.set_yticks((range(warps) if warps <= 8 else [0, warps - 1]) if k % cols == 0 else [])
         ax.tick_params(labelsize=6, length=0)
-        ax.set_xlabel("lane", fontsize=7)
+        if bottom:
+            ax.set_xlabel("lane", fontsize=7)
         if k % cols == 0:
             ax.set_ylabel("warp", fontsize=7)
     handles = [Patch(color=_WORK, label="working"), Patch(color=_IDLE, label="idle"),
@@ -138,8 +144,18 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
         handles.insert(1, Patch(color=_WASTED, label="executes, result unused"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
     fig.suptitle(f"reduce_{version}<{block}>: who works at each step", fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+    _fixed_margins(fig, rows, top=0.75, bottom=0.7, gap=0.32)
     return fig
+
+
+def _fixed_margins(fig: Figure, rows: int, *, top: float, bottom: float, gap: float) -> None:
+    """Subplot margins in inches (above the first row, below the last, between rows), instead of
+    ``tight_layout``: that layout pass costs about as much as drawing the figure, and makes every
+    ``savefig`` draw it twice; a widget refresh waits for both."""
+    height = fig.get_size_inches()[1]
+    panel = max((height - top - bottom - gap * (rows - 1)) / rows, 0.1)
+    fig.subplots_adjust(left=0.045, right=0.985, bottom=bottom / height, top=1 - top / height, wspace=0.12,
+                        hspace=gap / panel)
 
 
 def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 256) -> Figure:
@@ -262,9 +278,16 @@ def ladder_view(version: str = "v0", block: int = 256, log2_n: int = 25,
         lines.append(recorded)
     if live:
         lines.append(_live_line(version, block, n))
+    return LadderView(_lanes_map(version, block), "\n".join(lines), None)
+
+
+@functools.lru_cache(maxsize=len(EXPLORER_VERSIONS) * 5)
+def _lanes_map(version: str, block: int) -> Figure:
+    """:func:`lanes_figure` for the explorer, drawn once per (version, block): it does not depend
+    on n, and the explorer shows it again every time only n changes."""
     fig = lanes_figure(version, block)
     plt.close(fig)  # shown as an image by the explorer or the notebook, not kept by pyplot
-    return LadderView(fig, "\n".join(lines), None)
+    return fig
 
 
 def _map_summary(version: str, block: int, n: int) -> str:
@@ -352,6 +375,7 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
         "time_it": w.Checkbox(value=False, description="time it on this GPU", disabled=not live),
     }
     message, image, table = w.HTML(), w.Image(format="png", layout=w.Layout(max_width="100%")), w.HTML()
+    pngs: dict[Figure, bytes] = {}   # one lanes map per (version, block), rendered once
 
     def refresh(_change: Any = None) -> None:
         v = {k: c.value for k, c in controls.items()}
@@ -362,7 +386,9 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
         shown = "\n".join(m for m in (problem, view.message) if m)
         message.value = f'<div style="color:{style.VERMILION}">{html.escape(shown)}</div>' if shown else ""
         if view.figure is not None:
-            image.value = figure_png(view.figure, dpi=EXPLORER_DPI)
+            if view.figure not in pngs:
+                pngs[view.figure] = figure_png(view.figure, dpi=EXPLORER_DPI)
+            image.value = pngs[view.figure]
         image.layout.display = None if view.figure is not None else "none"
         table.value = f"<pre style='font-size:11px'>{html.escape(view.table)}</pre>" if view.table else ""
 

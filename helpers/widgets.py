@@ -283,11 +283,12 @@ class _Display:
         self.table = w.HTML()
         self.box = w.VBox([self.message, self.image, self.mapping, self.table])
 
-    def show(self, view: View) -> None:
-        if view.figure is not None:
-            self.image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
+    def show(self, view: View, png: Optional[bytes]) -> None:
+        """Show ``view``, its figure already rendered as ``png`` (None: no figure)."""
+        if png is not None:
+            self.image.value = png
         # On bad input, hide the stale picture rather than show one that no longer matches.
-        self.image.layout.display = None if view.figure is not None else "none"
+        self.image.layout.display = None if png is not None else "none"
         self.message.value = message_html(view.message)
         self.table.value = table_html(view.table) if view.table else ""
         # Last: whoever waits for the mapping to change (a browser test) then sees a finished update.
@@ -303,16 +304,25 @@ def _wire(controls: dict[str, Any], layout: Sequence[Sequence[str]], render: Cal
     import ipywidgets as w
 
     out = _Display()
+    shown: dict[tuple, tuple[View, Optional[bytes]]] = {}   # the last few settings, rendered
 
     def refresh(_change: Any = None) -> None:
         values = {name: c.value for name, c in controls.items()}
         if on_change is not None:
             on_change(values)
-        try:
-            view = render(**values)
-        except Exception as exc:  # a widget must never show a traceback, whatever went wrong
-            view = View.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-        out.show(view)
+        key = tuple(values.items())
+        seen = shown.pop(key, None)
+        if seen is None:
+            try:
+                view = render(**values)
+            except Exception as exc:  # a widget must never show a traceback, whatever went wrong
+                view = View.error(f"Could not draw this: {type(exc).__name__}: {exc}")
+            png = figures.figure_png(view.figure, dpi=PNG_DPI) if view.figure is not None else None
+            seen = (replace(view, figure=None), png)     # keep the picture, not the Figure
+        shown[key] = seen
+        if len(shown) > MEMO_SIZE:
+            shown.pop(next(iter(shown)))            # the least recently shown
+        out.show(*seen)
 
     for c in controls.values():
         c.observe(refresh, names="value")

@@ -314,15 +314,26 @@ def _wire(controls: dict[str, Any], rows: tuple[tuple[str, ...], ...], render: C
 
     message, table = w.HTML(), w.HTML()
     image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+    shown: dict[tuple, tuple[ReduceView, Optional[bytes]]] = {}   # the last few settings, rendered
 
     def refresh(_change: Any = None) -> None:
-        try:
-            view = render(**{k: c.value for k, c in controls.items()})
-        except Exception as exc:  # a widget never shows a traceback
-            view = ReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-        if view.figure is not None:
-            image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
-        image.layout.display = None if view.figure is not None else "none"
+        values = {k: c.value for k, c in controls.items()}
+        key = tuple(values.items())
+        seen = shown.pop(key, None)
+        if seen is None:
+            try:
+                view = render(**values)
+            except Exception as exc:  # a widget never shows a traceback
+                view = ReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
+            png = figures.figure_png(view.figure, dpi=PNG_DPI) if view.figure is not None else None
+            seen = (replace(view, figure=None), png)     # keep the picture, not the Figure
+        shown[key] = seen
+        if len(shown) > MEMO_SIZE:
+            shown.pop(next(iter(shown)))            # the least recently shown
+        view, png = seen
+        if png is not None:
+            image.value = png
+        image.layout.display = None if png is not None else "none"
         message.value = message_html(view.message)
         table.value = table_html(view.table)
 
