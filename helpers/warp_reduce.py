@@ -143,7 +143,7 @@ def combine(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``op(a, b)`` elementwise in ``a``'s dtype, as the C++ functors compute it (integer sums wrap)."""
     a, b = np.asarray(a), np.asarray(b, dtype=np.asarray(a).dtype)
     if op == "sum":
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):   # wraps; inf + -inf is NaN, as on the GPU
             return (a + b).astype(a.dtype, copy=False)
     if op == "max":
         return np.where(a < b, b, a)
@@ -162,7 +162,8 @@ def reference(values: Any, op: str = "sum", axis: int = -1) -> np.ndarray:
     check_op(op, v.dtype)
     if op == "sum":
         if v.dtype.kind == "f":
-            return v.astype(np.float64).sum(axis=axis).astype(v.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):   # inf + -inf is NaN, as it is for the tree
+                return v.astype(np.float64).sum(axis=axis).astype(v.dtype)
         wide = v.astype(np.int64).sum(axis=axis)
         return (wide & 0xFFFFFFFF).astype(np.uint32).view(np.int32 if v.dtype == np.int32 else np.uint32)
     fn = {"max": np.max, "min": np.min, "bit_and": np.bitwise_and.reduce, "bit_or": np.bitwise_or.reduce,
