@@ -329,32 +329,37 @@ def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Tra
 
 def _final(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[np.ndarray, np.ndarray]:
     """What every lane holds after the tree's last step (0 where undefined) and whether it is
-    defined: the last step of :func:`_emulate` without its trace, worked out ``params.CHUNK_WARPS``
-    warps at a time so that memory stays bounded for any number of warps."""
+    defined: the last step of :func:`_emulate`, without its trace, for any number of warps in
+    bounded memory (``params.CHUNK_WARPS`` warps at a time).
+
+    Who calls and which reads are defined does not depend on the values, and every warp of a
+    configuration has the same active lanes and mask. So the emulator's rules run on one warp
+    (:func:`_replay`: per step, the lanes that receive a defined value), and all warps' values
+    follow them lane-major ((32, n_warps): a lane's values in one row, so a shuffle's read is a
+    copy of whole rows, several times faster than gathering lanes). ``defined`` is that one row,
+    broadcast to every warp (a read-only view).
+    """
     offsets = c.offsets if offsets is None else offsets
-    held_out, ok_out = np.empty_like(c.values), np.empty(c.values.shape, bool)
-    for s in params.chunks(c.values.shape[0]):
-        part = replace(c, values=c.values[s])
-        if c.partial == "pad":
-            held_out[s], ok_out[s] = _padded_final(part, offsets), True
-            continue
-        for _, held, ok in _replay(part, offsets):
-            pass
-        held_out[s], ok_out[s] = held, ok
-    return held_out, ok_out
-
-
-def _padded_final(c: _Config, offsets: tuple[int, ...]) -> np.ndarray:
-    """:func:`_replay`'s last ``held`` when padding: every lane is active and in the full mask, so by
-    the emulator's rules every read is defined and each lane receives the value of the lane
-    :func:`helpers.emulator.source_lanes` names. Worked lane-major ((32, n_warps): a lane's values in
-    one row), where that read is a copy of whole rows, several times faster than gathering lanes."""
     mode = "down" if c.tree == "down" else "xor"
-    held = np.ascontiguousarray(np.where(c.valid, c.values, identity(c.op, c.values.dtype)).T)
-    for offset in offsets:
-        src = emulator.source_lanes(mode, np.full((1, params.LANES), offset), c.width)[0]
-        held = combine(c.op, held, held[src])
-    return held.T
+    one = replace(c, values=c.values[:1])
+    steps = list(_replay(one, offsets))
+    active = _lanes_and_mask(one)[0][0]
+    ok = steps[-1][2][0]
+    rules = [(emulator.source_lanes(mode, np.full((1, params.LANES), offset), c.width)[0], r.defined[0])
+             for offset, (r, _, _) in zip(offsets, steps[1:])]
+    dtype = c.values.dtype
+    zero = np.zeros((), dtype)
+    fill = identity(c.op, dtype) if c.partial == "pad" else zero
+    valid = c.valid[0][:, None]
+    held_out = np.empty_like(c.values)
+    for s in params.chunks(c.values.shape[0]):
+        held = np.ascontiguousarray(np.where(valid, c.values[s].T, fill).astype(dtype, copy=False))
+        for src, got in rules:
+            received = held[src] if got.all() else np.where(got[:, None], held[src], zero)
+            combined = combine(c.op, held, received)
+            held = combined if active.all() else np.where(active[:, None], combined, held)
+        held_out[s] = np.where(ok, held.T, zero)
+    return held_out, np.broadcast_to(ok, c.values.shape)
 
 
 def _kernel_file(c: _Config) -> str:
@@ -533,8 +538,9 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
     if method == "cub":
         held, ok = _final(c, offsets=tuple(reversed(c.offsets)))
         holders = _holders(c.values.shape, (0,))
-        defined = holders & ok
-        out = np.where(defined, held, 0)
+        defined = np.broadcast_to(holders[0] & ok[0], c.values.shape)    # both are one row for every warp
+        out = held
+        out[:, ~defined[0]] = 0                 # in place: no second (n_warps, 32) array
     else:
         holders = defined = np.broadcast_to(True, c.values.shape)
         out = np.broadcast_to(expected, c.values.shape) if method == "intrinsic" else _final(c)[0]

@@ -65,7 +65,7 @@ def calls(n: int) -> dict[str, tuple[np.ndarray, Callable[[np.ndarray], Any]]]:
         "float_order_batch": (floats, lambda v: wr.float_order_batch(v, backend=EMU)),
         "warp_reduce_trace": (ints, lambda v: wr.warp_reduce_trace(v, backend=EMU)),
         "shfl_down": (ints, lambda v: warp.shfl_down(v, 3, backend=EMU)),
-        "shfl_idx (per lane)": (ints, lambda v: warp.shfl_idx(v, v & 31, backend=EMU)),
+        "shfl_idx (per lane)": (ints, lambda v, src=ints & 31: warp.shfl_idx(v, src, backend=EMU)),
         "ballot": (ints, lambda v: warp.ballot(v > 0, backend=EMU)),
         "reduce_add": (ints, lambda v: warp.reduce_add(v, backend=EMU)),
     }
