@@ -72,8 +72,9 @@ def resolve(backend: Optional[str] = None) -> BackendName:
             backend, source = env, ENV_VAR
     if backend is None:
         return "cupy" if detect().usable else "emulator"
-    if backend not in BACKENDS:
-        raise ValueError(f"{source} must be one of {', '.join(map(repr, BACKENDS))} or None (auto); got {backend!r}")
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        shown = repr(backend) if len(repr(backend)) <= 60 else repr(backend)[:40] + "..."
+        raise ValueError(f"{source} must be one of {', '.join(map(repr, BACKENDS))} or None (auto); got {shown}")
     if backend == "cupy" and not detect().usable:
         raise RuntimeError(
             f"{source}='cupy' needs a usable CUDA GPU, but {detect().reason}. "

@@ -8,6 +8,7 @@ lane received plus its rank ``__popc(mask & lanes_below)``. The emulator runs th
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -22,15 +23,26 @@ METHODS: tuple[str, ...] = ("ballot", "cg")
 _BLOCK = 256
 
 
+def _words(x: Any) -> np.ndarray:
+    """``x`` as uint64, if it holds integers in [0, 2**32) (what ``__popc`` and ``__ffs`` take)."""
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):   # ragged lists, objects NumPy cannot read
+        arr = np.asarray(None)
+    if arr.dtype.kind not in "iu" or (arr.size and (arr.min() < 0 or arr.max() > params.FULL_MASK)):
+        raise ValueError(f"x must hold 32-bit values, integers in [0, 0xFFFFFFFF]; got {params.quote(x)}")
+    return arr.astype(np.uint64)
+
+
 def popc(x: Any) -> np.ndarray:
     """``__popc``: set bits of each 32-bit value."""
-    x = np.asarray(x, dtype=np.uint64)
+    x = _words(x)
     return np.array([bin(int(v)).count("1") for v in x.ravel()], dtype=np.int64).reshape(x.shape)
 
 
 def ffs(x: Any) -> np.ndarray:
     """``__ffs``: 1 + the index of the lowest set bit, 0 when none is set."""
-    x = np.asarray(x, dtype=np.uint64)
+    x = _words(x)
     out = [(int(v) & -int(v)).bit_length() for v in x.ravel()]
     return np.array(out, dtype=np.int64).reshape(x.shape)
 
@@ -68,7 +80,9 @@ class Compaction:
 
 
 def compact(values: Any, threshold: float, backend: Optional[str] = None, method: str = "ballot") -> Compaction:
-    """Keep ``values[values > threshold]`` with warp-aggregated atomics. ``values``: 1-D float32, n >= 1.
+    """Keep ``values[values > threshold]`` with warp-aggregated atomics. ``values``: 1-D float32, n >= 1
+    (other dtypes only if float32 holds them exactly); ``threshold``: a number, not NaN, compared as
+    the kernel compares it, in float32.
 
     ``method="ballot"``: ``__ballot_sync`` / ``__ffs`` / ``__popc`` (``compact_kernel``); ``"cg"``:
     ``cooperative_groups::coalesced_threads()`` (``compact_cg_kernel``). The emulator runs converged
@@ -77,9 +91,19 @@ def compact(values: Any, threshold: float, backend: Optional[str] = None, method
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
-    v = np.asarray(values, dtype=np.float32)
+    given = params.array(values, "values", dtypes=params.DTYPES)
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = given.astype(np.float32, copy=False)
+        exact = bool(np.array_equal(v, given, equal_nan=True)) if v is not given else True
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"values must be a non-empty 1-D array (n >= 1); got shape {v.shape}")
+    if not exact:
+        raise ValueError(f"values must be float32 (the kernel's type); these {given.dtype} values change when "
+                         f"rounded to float32: pass values.astype(np.float32) if that is what you mean")
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real) or np.isnan(threshold):
+        raise ValueError(f"threshold must be a number (not NaN); got {params.quote(threshold)}")
+    with np.errstate(over="ignore"):
+        threshold = np.float32(threshold)
     passing = int((v > threshold).sum())
     if _backend.resolve(backend) == "cupy":
         kept, atomics = _compact_gpu(v, float(threshold), "compact_kernel" if method == "ballot" else "compact_cg_kernel")

@@ -510,8 +510,11 @@ class BlockResult:
 
     @property
     def correct(self) -> bool:
-        """Every holder holds a defined value equal (bit for bit) to NumPy's answer."""
-        return bool(np.all(~self.holders | (self.defined & (self.values == self.expected))))
+        """Every holder holds a defined value equal (bit for bit) to NumPy's answer (a NaN matches a NaN)."""
+        same = self.values == self.expected
+        if self.values.dtype.kind == "f":
+            same |= np.isnan(self.values) & np.isnan(self.expected)
+        return bool(np.all(~self.holders | (self.defined & same)))
 
     @property
     def result(self) -> np.ndarray:
@@ -529,11 +532,7 @@ class BlockResult:
 
 
 def _check_block(values: Any, block: Optional[tuple[int, int]]) -> tuple[np.ndarray, tuple[int, int]]:
-    arr = np.asarray(values)
-    if not isinstance(values, np.ndarray) and arr.dtype.kind in "iub":
-        arr = arr.astype(np.int32)
-    if arr.dtype not in params.DTYPES:
-        raise ValueError(f"values dtype must be one of {', '.join(str(d) for d in params.DTYPES)}; got {arr.dtype}")
+    arr = params.array(values, "values")      # the warp API's checks: no silent int32 wrap, no masked arrays
     if block is None:
         if arr.ndim not in (1, 2):
             raise ValueError(f"values must have shape (x,) or (y, x); got shape {arr.shape}")
@@ -541,7 +540,8 @@ def _check_block(values: Any, block: Optional[tuple[int, int]]) -> tuple[np.ndar
     ok = (isinstance(block, (tuple, list)) and len(block) == 2 and all(params._is_int(d) for d in block))
     if not ok or block[0] < 1 or block[1] < 1 or block[0] * block[1] > MAX_THREADS:
         threads = f" ({block[0] * block[1]} threads)" if ok else ""
-        raise ValueError(f"block must be (x, y) with x >= 1, y >= 1 and x * y <= {MAX_THREADS}; got {block!r}{threads}")
+        raise ValueError(f"block must be (x, y) with x >= 1, y >= 1 and x * y <= {MAX_THREADS}; got "
+                         f"{params.quote(block)}{threads}")
     bx, by = int(block[0]), int(block[1])
     if arr.size != bx * by or arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape != (by, bx)):
         raise ValueError(f"values must have shape ({by}, {bx}) or ({bx * by},) for block ({bx}, {by}); got shape {arr.shape}")
@@ -600,10 +600,13 @@ def block_reduce(values: Any, block: Optional[tuple[int, int]] = None, op: str =
     name = _backend.resolve(params.backend(backend))
     v, blk = _check_block(values, block)
     check_op(op, v.dtype)
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
-    if version not in VERSIONS:
-        raise ValueError(f"version must be one of {', '.join(map(repr, VERSIONS))}; got {version!r}")
+    if not params.is_one_of(kind, KINDS):
+        raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {params.quote(kind)}")
+    if not params.is_one_of(version, VERSIONS):
+        raise ValueError(f"version must be one of {', '.join(map(repr, VERSIONS))}; got {params.quote(version)}")
+    if not isinstance(broadcast, (bool, np.bool_)):
+        raise ValueError(f"broadcast must be True or False; got {params.quote(broadcast)}")
+    broadcast = bool(broadcast)
     if broadcast and (kind != "sum" or version != "fixed"):
         raise ValueError(f"broadcast=True needs kind='sum' and version='fixed' (BlockAllReduce); got kind={kind!r}, "
                          f"version={version!r}")

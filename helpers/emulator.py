@@ -35,10 +35,13 @@ code whose missing lanes do not exist or have returned (block reductions use it)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+import functools
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
+
+from .params import CHUNK_WARPS, chunks
 
 LANES = 32
 LANE = np.arange(LANES, dtype=np.int64)
@@ -123,14 +126,47 @@ class VoteResult:
         return f"VoteResult({self})"
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _in_chunks(fn: _F) -> _F:
+    """Run ``fn`` on CHUNK_WARPS warps at a time and put the parts together.
+
+    Every array argument of the functions below is per warp (axis 0 is the warp), and every warp's
+    answer depends on that warp alone, so splitting changes nothing but the size of the temporaries
+    (a (chunk, 32, 32) comparison in :func:`match_any`, not an (n_warps, 32, 32) one).
+    """
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        arrays = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray) and a.ndim]
+        n = arrays[0].shape[0] if arrays else 0
+        if n <= CHUNK_WARPS:
+            return fn(*args, **kwargs)
+        cut = lambda a, s: a[s] if isinstance(a, np.ndarray) and a.ndim else a  # noqa: E731
+        out: Any = None
+        for s in chunks(n):
+            part = fn(*(cut(a, s) for a in args), **{k: cut(a, s) for k, a in kwargs.items()})
+            parts = {f.name: getattr(part, f.name) for f in fields(part)} if is_dataclass(part) else {"": part}
+            if out is None:
+                out = {k: np.empty((n, *a.shape[1:]), a.dtype) for k, a in parts.items()}
+            for k, a in parts.items():
+                out[k][s] = a
+        return type(part)(**out) if is_dataclass(part) else out[""]
+    return run  # type: ignore[return-value]
+
+
 def mask_bits(mask: np.ndarray) -> np.ndarray:
     """(n_warps,) uint32 masks -> (n_warps, 32) bool: is lane l named in the warp's mask."""
-    return ((mask.astype(np.uint64)[:, None] >> LANE.astype(np.uint64)) & 1).astype(bool)
+    as_bytes = np.asarray(mask).astype("<u4").view(np.uint8).reshape(-1, 4)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little").view(bool)
 
 
 def pack_bits(bits: np.ndarray) -> np.ndarray:
     """(n_warps, 32) bool -> (n_warps,) uint32 with bit l set where lane l is True."""
-    return (bits.astype(np.uint64) << LANE.astype(np.uint64)).sum(axis=-1).astype(np.uint32)
+    # Each row is 32 contiguous bools, so packing the flat array packs row by row (and is far
+    # faster than packbits along an axis).
+    packed = np.packbits(np.ascontiguousarray(bits, dtype=bool).reshape(-1), bitorder="little")
+    return packed.view("<u4").reshape(bits.shape[:-1]).astype(np.uint32)
 
 
 def callers(mask: np.ndarray, active: np.ndarray) -> np.ndarray:
@@ -206,6 +242,16 @@ def in_range(mode: str, b: np.ndarray, width: int) -> np.ndarray:
     return _source_and_range(mode, b, width)[1]
 
 
+def gather(a: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``a[w, j[w, l]]`` for every warp w and lane l of (n_warps, 32) arrays; ``j`` may also be one
+    row, shaped (1, 32), of lanes that every warp reads."""
+    if j.shape[0] == 1:
+        return a[:, j[0]]
+    rows = np.arange(0, a.size, LANES, dtype=np.int64)[:, None]
+    return np.ascontiguousarray(a).reshape(-1)[(j + rows).reshape(-1)].reshape(a.shape)
+
+
+@_in_chunks
 def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.ndarray,
             active: np.ndarray, exited: Optional[np.ndarray] = None) -> ShuffleResult:
     """``__shfl{,_up,_down,_xor}_sync(mask, values, b, width)`` over (n_warps, 32) lanes.
@@ -215,19 +261,25 @@ def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.n
     """
     calling = callers(mask, active)
     ok = call_defined(mask, active, exited)
-    j = source_lanes(mode, b, width)
-    got = np.take_along_axis(values, j, axis=1)
-    source_calls = np.take_along_axis(calling, j, axis=1)
+    # One operand for every warp (a broadcast delta): one row of source lanes serves them all.
+    uniform = b.ndim == 2 and b.shape[0] > 1 and b.strides[0] == 0
+    j = source_lanes(mode, b[:1] if uniform else b, width)
+    got = gather(values, j)
+    if calling.all():   # everyone calls, so the call and every read are defined (the converged case)
+        return ShuffleResult(got, np.broadcast_to(j.astype(np.int32), values.shape), calling,
+                             state=np.full(values.shape, CALLING, np.int8), call_defined=ok)
+    source_calls = gather(calling, j)
     defined = calling & source_calls & ok[:, None]
     return ShuffleResult(
         values=np.where(defined, got, np.zeros((), values.dtype)),
-        src_lane=np.where(active, j, -1).astype(np.int32),
+        src_lane=np.where(active, np.broadcast_to(j, values.shape), -1).astype(np.int32),
         defined=defined,
         state=lane_state(active, exited),
         call_defined=ok,
     )
 
 
+@_in_chunks
 def ballot(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
            exited: Optional[np.ndarray] = None) -> VoteResult:
     """``__ballot_sync``: bit l set iff lane l calls (active, in mask) and its predicate is true."""
@@ -235,6 +287,7 @@ def ballot(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
     return VoteResult(np.where(ok, pack_bits(callers(mask, active) & pred), 0).astype(np.uint32), ok)
 
 
+@_in_chunks
 def any_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
              exited: Optional[np.ndarray] = None) -> VoteResult:
     """``__any_sync`` per warp: is the predicate true on any calling lane."""
@@ -242,6 +295,7 @@ def any_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
     return VoteResult(ok & (callers(mask, active) & pred).any(axis=1), ok)
 
 
+@_in_chunks
 def all_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
              exited: Optional[np.ndarray] = None) -> VoteResult:
     """``__all_sync`` per warp: is the predicate true on every calling lane (True when none call)."""
@@ -249,6 +303,7 @@ def all_sync(pred: np.ndarray, mask: np.ndarray, active: np.ndarray,
     return VoteResult(ok & (~callers(mask, active) | pred).all(axis=1), ok)
 
 
+@_in_chunks
 def activemask(active: np.ndarray) -> VoteResult:
     """``__activemask()`` per warp: the lanes executing it together, here ``active``.
 
@@ -258,6 +313,7 @@ def activemask(active: np.ndarray) -> VoteResult:
     return VoteResult(pack_bits(active), np.ones(active.shape[0], bool))
 
 
+@_in_chunks
 def match_any(values: np.ndarray, mask: np.ndarray, active: np.ndarray,
               exited: Optional[np.ndarray] = None) -> LaneResult:
     """``__match_any_sync``: for each calling lane, the calling lanes holding an equal value."""
@@ -267,6 +323,7 @@ def match_any(values: np.ndarray, mask: np.ndarray, active: np.ndarray,
     return LaneResult(np.where(calling, out, 0).astype(np.uint32), calling)
 
 
+@_in_chunks
 def warp_reduce(op: str, values: np.ndarray, mask: np.ndarray, active: np.ndarray,
                 exited: Optional[np.ndarray] = None) -> LaneResult:
     """``__reduce_{add,min,max}_sync`` (32-bit integers): every calling lane gets the result.
@@ -288,6 +345,7 @@ def warp_reduce(op: str, values: np.ndarray, mask: np.ndarray, active: np.ndarra
     return LaneResult(out, calling)
 
 
+@_in_chunks
 def syncwarp(mask: np.ndarray, active: np.ndarray, exited: Optional[np.ndarray] = None) -> np.ndarray:
     """``__syncwarp(mask)``: per lane, whether its call is well-defined.
 

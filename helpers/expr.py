@@ -139,13 +139,13 @@ class _Evaluator:
         if op in (ast.FloorDiv, ast.Mod):
             zero = (b == 0) & need
             if zero.any():
-                raise ValueError(f"division by zero in {seg!r} (on lane {_first(zero)})")
+                raise ValueError(f"division by zero in {seg!r}{_on_lane(zero)}")
             b = np.where(b == 0, 1, b)   # lanes that do not need it: keep NumPy quiet
         if op is ast.Pow:
             bad = ((b < 0) | (b > MAX_EXPONENT)) & need
             if bad.any():
                 raise ValueError(f"the exponent in {seg!r} must be in [0, {MAX_EXPONENT}]; "
-                                 f"got {b[bad].flat[0]} (on lane {_first(bad)})")
+                                 f"got {b[bad].flat[0]}{_on_lane(bad)}")
             b = np.where((b < 0) | (b > MAX_EXPONENT), 0, b)
         if op in (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor):
             if a.dtype.kind == "f" or b.dtype.kind == "f":
@@ -154,7 +154,7 @@ class _Evaluator:
             bad = ((b < 0) | (b > MAX_SHIFT)) & need
             if bad.any():
                 raise ValueError(f"the shift in {seg!r} must be in [0, {MAX_SHIFT}]; "
-                                 f"got {b[bad].flat[0]} (on lane {_first(bad)})")
+                                 f"got {b[bad].flat[0]}{_on_lane(bad)}")
             b = np.clip(b, 0, MAX_SHIFT)
         return _BINOPS[op](a, b)
 
@@ -195,13 +195,19 @@ def _numeric(x: np.ndarray) -> np.ndarray:
     return x.astype(np.int64) if x.dtype == np.bool_ else x
 
 
-def _first(where: np.ndarray) -> int:
-    """The lane of the first True (the last axis is the lane)."""
-    return int(np.argwhere(where)[0][-1])
+def _on_lane(where: np.ndarray) -> str:
+    """`` (on lane L)`` for the first True (the last axis is the lane); nothing for a single value."""
+    return f" (on lane {int(np.argwhere(where)[0][-1])})" if where.ndim else ""
 
 
 def _as_array(name: str, x: Any) -> np.ndarray:
-    arr = np.asarray(x)
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError(f"{name} must be a plain array, not a masked array (fill it first, e.g. {name}.filled(0))")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):   # ragged nested lists, or objects NumPy cannot read
+        raise ValueError(f"{name} must be a number or an array of numbers; got a ragged or unreadable "
+                         f"{type(x).__name__}") from None
     if arr.dtype == np.bool_:
         return arr.astype(np.int64)
     if arr.dtype.kind in "iu":
@@ -224,7 +230,11 @@ def evaluate(text: str, **names: Any) -> np.ndarray:
         raise ValueError(f"names must be among {', '.join(NAMES)}; got {', '.join(sorted(unknown))}")
     tree = parse(text)
     arrays = {k: _as_array(k, v) for k, v in names.items()}
-    shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+    except ValueError:
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
+        raise ValueError(f"the names' values must broadcast together (like lane=np.arange(32)); got {shapes}") from None
     ev = _Evaluator(text.strip(), arrays, shape)
     with np.errstate(all="ignore"):   # int64 wraps, as in C; float overflow gives inf
         try:

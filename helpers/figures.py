@@ -490,8 +490,10 @@ def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: Unio
         top += 1.25
         draw_warp(ax, _lane_row(values, "values"), active=act, in_mask=in_mask, exited=gone, y=top, label="value",
                   numbers=None, fmt=fmt, hide_inactive=True)
-    for lane in range(LANES):   # lane l feeds bit l
-        ax.plot([lane, lane], [y + BOX_H / 2, y + 1.25 - BOX_H / 2], color="#888888", linewidth=0.5, zorder=1)
+    # lane l feeds bit l: one line per lane, drawn as one artist (the explorer redraws this figure)
+    ax.plot(np.repeat(LANE, 3).astype(float), np.tile([y + BOX_H / 2, y + 1.25 - BOX_H / 2, np.nan], LANES),
+            color="#888888", linewidth=0.5, zorder=1)
+    for lane in range(LANES):
         _text(ax, lane, top + BOX_H / 2 + 0.2, str(lane), fontsize=5.5, color="#444444")
     _text(ax, -0.75, top + BOX_H / 2 + 0.2, "lane", ha="right", fontsize=7)
     _text(ax, -0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", fontsize=7)

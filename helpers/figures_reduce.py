@@ -6,6 +6,7 @@ stacked; working lanes are filled, idle lanes grey.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -18,6 +19,7 @@ from matplotlib.patches import Patch
 
 from . import reduce_maps, style
 from .bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
+from .params import is_integer, quote
 from .reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
@@ -199,13 +201,18 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
             continue
         state = np.where(useful[k], 2, np.where(active[k], 1, 0))
         ax.imshow(state, cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
-        for w in np.flatnonzero(divergent[k]):
-            ax.plot([-1.2], [w], marker=">", color=style.VERMILION, ms=4, clip_on=False)
+        ticks = np.flatnonzero(divergent[k])
+        if ticks.size:   # one artist for all of a step's ticks: the ladder explorer redraws this figure
+            ax.plot(np.full(ticks.size, -1.2), ticks, ">", color=style.VERMILION, ms=4, clip_on=False)
         ax.set_title(f"s = {steps[k].stride}: {int(useful[k].sum())} working", fontsize=8)
-        ax.set_xticks([0, 31])
-        ax.set_yticks(range(warps) if warps <= 8 else [0, warps - 1])
+        # Lane numbers under the bottom panel of each column, warp numbers left of each row: the
+        # panels line up, and every label drawn costs the explorer time.
+        bottom = k + cols >= len(steps)
+        ax.set_xticks([0, 31] if bottom else [])
+        ax.set_yticks((range(warps) if warps <= 8 else [0, warps - 1]) if k % cols == 0 else [])
         ax.tick_params(labelsize=6, length=0)
-        ax.set_xlabel("lane", fontsize=7)
+        if bottom:
+            ax.set_xlabel("lane", fontsize=7)
         if k % cols == 0:
             ax.set_ylabel("warp", fontsize=7)
     handles = [Patch(color=_WORK, label="working"), Patch(color=_IDLE, label="idle"),
@@ -214,8 +221,18 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
         handles.insert(1, Patch(color=_WASTED, label="executes, result unused"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
     fig.suptitle(f"reduce_{version}<{block}>: who works at each step", fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+    _fixed_margins(fig, rows, top=0.75, bottom=0.7, gap=0.32)
     return fig
+
+
+def _fixed_margins(fig: Figure, rows: int, *, top: float, bottom: float, gap: float) -> None:
+    """Subplot margins in inches (above the first row, below the last, between rows), instead of
+    ``tight_layout``: that layout pass costs about as much as drawing the figure, and makes every
+    ``savefig`` draw it twice; a widget refresh waits for both."""
+    height = fig.get_size_inches()[1]
+    panel = max((height - top - bottom - gap * (rows - 1)) / rows, 0.1)
+    fig.subplots_adjust(left=0.045, right=0.985, bottom=bottom / height, top=1 - top / height, wspace=0.12,
+                        hspace=gap / panel)
 
 
 def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 256) -> Figure:
@@ -322,22 +339,32 @@ def ladder_view(version: str = "v0", block: int = 256, log2_n: int = 25,
 
     try:
         if version not in EXPLORER_VERSIONS:
-            raise ValueError(f"version must be one of {', '.join(EXPLORER_VERSIONS)}; got {version!r}")
-        R.check_block(block)
+            raise ValueError(f"version must be one of {', '.join(EXPLORER_VERSIONS)}; got {quote(version)}")
+        block = R.check_block(block)
         lo, hi = EXPLORER_LOG2_N
-        if isinstance(log2_n, bool) or not isinstance(log2_n, int) or not lo <= log2_n <= hi:
-            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {log2_n!r}")
+        if not is_integer(log2_n) or not lo <= log2_n <= hi:
+            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {quote(log2_n)}")
+        if not isinstance(live, (bool, np.bool_)):
+            raise ValueError(f"live must be True or False; got {quote(live)}")
+        n = 2**int(log2_n)
+        recorded = None if results is None else _recorded_line(results, version, block, n)
     except ValueError as exc:
         return LadderView(None, "", str(exc))
-    n = 2**log2_n
     lines = [_map_summary(version, block, n)]
-    if results is not None:
-        lines.append(_recorded_line(results, version, block, n))
+    if recorded is not None:
+        lines.append(recorded)
     if live:
         lines.append(_live_line(version, block, n))
+    return LadderView(_lanes_map(version, block), "\n".join(lines), None)
+
+
+@functools.lru_cache(maxsize=len(EXPLORER_VERSIONS) * 5)
+def _lanes_map(version: str, block: int) -> Figure:
+    """:func:`lanes_figure` for the explorer, drawn once per (version, block): it does not depend
+    on n, and the explorer shows it again every time only n changes."""
     fig = lanes_figure(version, block)
     plt.close(fig)  # shown as an image by the explorer or the notebook, not kept by pyplot
-    return LadderView(fig, "\n".join(lines), None)
+    return fig
 
 
 def _map_summary(version: str, block: int, n: int) -> str:
@@ -361,6 +388,15 @@ def _map_summary(version: str, block: int, n: int) -> str:
 
 
 def _recorded_line(results: dict[str, Any], version: str, block: int, n: int) -> str:
+    """The run's numbers for this version, block and size; ValueError if ``results`` is not a ladder run."""
+    try:
+        return _recorded_numbers(results, version, block, n)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"results must be a ladder run (a dict with 'rows', as data.load('bench_ladder') gives) or "
+                         f"None; this one could not be read ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _recorded_numbers(results: dict[str, Any], version: str, block: int, n: int) -> str:
     rows = rows_for(results, n, version, block)
     src = results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
     if not rows:
@@ -401,8 +437,12 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
     from . import backend
     from .figures import figure_png
 
+    problem = ""
     if live is None:
-        live = backend.resolve() == "cupy"
+        try:
+            live = backend.resolve() == "cupy"
+        except (ValueError, RuntimeError) as exc:   # a bad WARPLAB_BACKEND, or cupy demanded without a GPU
+            live, problem = False, f"{exc} (the maps below need no GPU; timing is off)"
     lo, hi = EXPLORER_LOG2_N
     controls = {
         "version": w.ToggleButtons(options=EXPLORER_VERSIONS, value="v0", description="version",
@@ -413,6 +453,7 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
         "time_it": w.Checkbox(value=False, description="time it on this GPU", disabled=not live),
     }
     message, image, table = w.HTML(), w.Image(format="png", layout=w.Layout(max_width="100%")), w.HTML()
+    pngs: dict[Figure, bytes] = {}   # one lanes map per (version, block), rendered once
 
     def refresh(_change: Any = None) -> None:
         v = {k: c.value for k, c in controls.items()}
@@ -420,10 +461,12 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
             view = ladder_view(v["version"], v["block"], v["log2_n"], results, live=bool(live and v["time_it"]))
         except Exception as exc:  # a widget never shows a traceback
             view = LadderView(None, "", f"Could not draw this: {type(exc).__name__}: {exc}")
-        message.value = (f'<div style="color:{style.VERMILION}">{html.escape(view.message)}</div>'
-                         if view.message else "")
+        shown = "\n".join(m for m in (problem, view.message) if m)
+        message.value = f'<div style="color:{style.VERMILION}">{html.escape(shown)}</div>' if shown else ""
         if view.figure is not None:
-            image.value = figure_png(view.figure, dpi=EXPLORER_DPI)
+            if view.figure not in pngs:
+                pngs[view.figure] = figure_png(view.figure, dpi=EXPLORER_DPI)
+            image.value = pngs[view.figure]
         image.layout.display = None if view.figure is not None else "none"
         table.value = f"<pre style='font-size:11px'>{html.escape(view.table)}</pre>" if view.table else ""
 

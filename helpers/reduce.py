@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
+
+from .params import is_integer, is_one_of, quote
 
 LADDER: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4")
 BEYOND: tuple[str, ...] = ("v5", "v6", "v7", "v8", "onepass", "v9")
@@ -99,31 +102,31 @@ REDUCE_KERNELS["seed_reduce_v4"] += (f"seed_reduce_v4<{DEFAULT_BLOCK}>",)  # the
 def check_version(version: str, racy_ok: bool = False) -> str:
     """Return ``version`` if it is a ladder version (or, with ``racy_ok``, ``v4_legacy``)."""
     allowed = ALL_VERSIONS if racy_ok else VERSIONS
-    if version not in allowed:
-        raise ValueError(f"version must be one of {', '.join(allowed)}; got {version!r}")
+    if not is_one_of(version, allowed):
+        raise ValueError(f"version must be one of {', '.join(allowed)}; got {quote(version)}")
     return version
 
 
 def check_block(block: int) -> int:
-    """Return ``block`` if it is a power of two in [64, 1024]."""
-    if isinstance(block, bool) or not isinstance(block, int) or block not in BLOCKS:
+    """Return ``block`` (a Python or NumPy integer) as an int if it is a power of two in [64, 1024]."""
+    if not is_integer(block) or int(block) not in BLOCKS:
         raise ValueError(f"block must be a power of two in [64, 1024] "
-                         f"({', '.join(map(str, BLOCKS))}); got {block!r}")
-    return block
+                         f"({', '.join(map(str, BLOCKS))}); got {quote(block)}")
+    return int(block)
 
 
 def check_unroll(unroll: int) -> int:
-    """Return ``unroll`` if it is one of :data:`UNROLLS`."""
-    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll not in UNROLLS:
-        raise ValueError(f"unroll must be one of {', '.join(map(str, UNROLLS))}; got {unroll!r}")
-    return unroll
+    """Return ``unroll`` (a Python or NumPy integer) as an int if it is one of :data:`UNROLLS`."""
+    if not is_integer(unroll) or int(unroll) not in UNROLLS:
+        raise ValueError(f"unroll must be one of {', '.join(map(str, UNROLLS))}; got {quote(unroll)}")
+    return int(unroll)
 
 
 def check_n(n: int) -> int:
-    """Return ``n`` (the number of elements) if it is an integer >= 1."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n (the number of elements in x) must be an integer >= 1; got {n!r}")
-    return n
+    """Return ``n`` (the number of elements; a Python or NumPy integer) as an int if it is >= 1."""
+    if not is_integer(n) or n < 1:
+        raise ValueError(f"n (the number of elements in x) must be an integer >= 1; got {quote(n)}")
+    return int(n)
 
 
 def check_array(x: Any) -> int:
@@ -178,13 +181,13 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
     tiles = -(-check_n(n) // tile_size(version, block, unroll))
+    if (spec.grid_stride or resident_blocks is not None) and (not is_integer(resident_blocks) or resident_blocks < 1):
+        needed = f"required for the grid-stride version {version}" if spec.grid_stride else "or None"
+        raise ValueError(f"resident_blocks must be >= 1, an integer ({needed}); got {quote(resident_blocks)}")
     if spec.grid_stride:
-        if resident_blocks is None or resident_blocks < 1:
-            raise ValueError(f"resident_blocks must be >= 1 for the grid-stride version {version}; "
-                             f"got {resident_blocks!r}")
         if version == "v9":
-            return max(1, min(tiles, v9_waves(tiles, resident_blocks) * resident_blocks))
-        return max(1, min(tiles, resident_blocks))
+            return max(1, min(tiles, v9_waves(tiles, int(resident_blocks)) * int(resident_blocks)))
+        return max(1, min(tiles, int(resident_blocks)))
     if tiles > MAX_GRID:
         raise ValueError(f"n={n} needs {tiles} blocks of {version} with block={block}, more than "
                          f"gridDim.x allows ({MAX_GRID}); use a larger block or a grid-stride version")
@@ -250,6 +253,16 @@ def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL, stream: bool
     return mod.get_function(kernel_name(version, block))
 
 
+def _require_gpu(what: str) -> None:
+    """Raise RuntimeError saying why when no CUDA GPU is usable here (rather than CuPy's own error)."""
+    from .backend import detect
+
+    d = detect()
+    if not d.usable:
+        raise RuntimeError(f"{what} launches kernels/reduce_*.cu on a CUDA GPU, and none is usable here: {d.reason}. "
+                           f"Without a GPU, the maps (helpers.reduce_maps) and the recorded runs still work")
+
+
 @functools.lru_cache(maxsize=None)
 def _resident_blocks(device_id: int, version: str, block: int, unroll: int) -> int:
     from cupy.cuda import Device, driver
@@ -274,6 +287,7 @@ def _l2_bytes(device_id: int) -> int:
 def resident_blocks(version: str, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL) -> int:
     """Blocks of ``version`` the current GPU holds at once: blocks per SM (CUDA occupancy API, from
     the kernel's registers and shared memory) x the SM count (``MultiProcessorCount``)."""
+    _require_gpu("resident_blocks")
     import cupy
 
     return _resident_blocks(cupy.cuda.Device().id, version, check_block(block), check_unroll(unroll))
@@ -294,13 +308,15 @@ class ReducePlan:
     """
 
     def __init__(self, version: str, n: int, block: int = DEFAULT_BLOCK, unroll: int = DEFAULT_UNROLL):
-        import cupy
-        import numpy
-
         self.version = check_version(version, racy_ok=True)
         self.n = check_n(n)
         self.block = check_block(block)
         self.unroll = check_unroll(unroll)
+        _require_gpu("a ReducePlan")
+        import cupy
+        import numpy
+
+        version, n, block, unroll = self.version, self.n, self.block, self.unroll
         spec = _SPECS[self.version]
         resident = resident_blocks(version, block, unroll) if spec.grid_stride else None
         self.grids: tuple[int, ...] = pass_grids(version, n, block, resident, unroll)
@@ -516,6 +532,12 @@ def error_bound(x_abs_sum: float, n: int, version: str, block: int = DEFAULT_BLO
     and a margin. ``first_grid`` (the first pass's grid) is needed for the grid-stride versions.
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
+    n, block = check_n(n), check_block(block)
+    if isinstance(x_abs_sum, bool) or not isinstance(x_abs_sum, numbers.Real) or not math.isfinite(x_abs_sum) \
+            or x_abs_sum < 0:
+        raise ValueError(f"x_abs_sum (the sum of |x|) must be a finite number >= 0; got {quote(x_abs_sum)}")
+    if first_grid is not None and (not is_integer(first_grid) or first_grid < 1):
+        raise ValueError(f"first_grid (blocks of the first pass) must be an integer >= 1 or None; got {quote(first_grid)}")
     chain = 2
     if spec.grid_stride:
         threads = (first_grid or 1) * block

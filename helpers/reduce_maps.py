@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .params import is_integer, is_one_of, quote
+
 WARP = 32
 BANKS = 32  # 4-byte banks; word w lives in bank w % 32
 TREE_VERSIONS: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4", "v4_legacy", "v5")
@@ -62,12 +64,12 @@ class Step:
 
 
 def _check(version: str, block: int) -> None:
-    if version not in TREE_VERSIONS:
+    if not is_one_of(version, TREE_VERSIONS):
         raise ValueError(f"version must be one of {', '.join(TREE_VERSIONS)} (the shared-memory trees); "
-                         f"got {version!r}")
-    if block not in _BLOCKS:
+                         f"got {quote(version)}")
+    if not is_integer(block) or block not in _BLOCKS:
         raise ValueError(f"block must be a power of two in [64, 1024] ({', '.join(map(str, _BLOCKS))}); "
-                         f"got {block!r}")
+                         f"got {quote(block)}")
 
 
 def tree_steps(version: str, block: int = 256) -> list[Step]:
@@ -223,9 +225,11 @@ def barriers(version: str, block: int = 256) -> dict[str, int]:
     blocks (warp 0 publishes and collects), two beyond (the ticket broadcast), plus the last
     block's own (not counted); counted here for its small-grid path.
     """
-    if block not in _BLOCKS:
+    if not is_one_of(version, ("v6", "v7", "v8", "onepass")):
+        _check(version, block)
+    if not is_integer(block) or block not in _BLOCKS:
         raise ValueError(f"block must be a power of two in [64, 1024] ({', '.join(map(str, _BLOCKS))}); "
-                         f"got {block!r}")
+                         f"got {quote(block)}")
     if version in ("v7", "v8", "v9"):
         return {"syncthreads": 1, "syncwarp": 0}
     if version == "onepass":

@@ -26,6 +26,17 @@ from . import emulator, params
 from .emulator import ShuffleResult
 
 _ARRAYS = ("held", "received", "src_lane", "active", "in_mask", "defined")
+# A trace keeps six arrays per lane per step (about 15 bytes a lane a step): traces are for figures
+# and recordings of a few warps, so they stop here (a six-step trace of this many is about 50 MB).
+MAX_TRACE_WARPS = 2**14
+
+
+def check_trace_size(n_warps: int) -> None:
+    """Raise ValueError if a trace of ``n_warps`` warps would exceed :data:`MAX_TRACE_WARPS`."""
+    if n_warps > MAX_TRACE_WARPS:
+        raise ValueError(f"a trace keeps every lane at every step, so it takes at most MAX_TRACE_WARPS = "
+                         f"{MAX_TRACE_WARPS:,} warps; got {n_warps:,}. For results without a trace (up to "
+                         f"params.MAX_WARPS warps), call the function without _trace (e.g. warp_reduce, warp_reduce_sum)")
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,7 @@ class Recorder:
                  active: Optional[np.ndarray] = None, mask: Optional[np.ndarray] = None,
                  meta: Optional[dict[str, Any]] = None) -> None:
         v = np.atleast_2d(values)
+        check_trace_size(v.shape[0])
         self.title, self.meta = title, dict(meta or {})
         act = np.ones(v.shape, bool) if active is None else np.atleast_2d(active)
         in_mask = np.ones(v.shape, bool) if mask is None else emulator.mask_bits(np.atleast_1d(mask))
@@ -155,6 +167,7 @@ def run_traced(kernel_file: str, name_expression: str, n_steps: int, n_threads: 
 
     from . import kernels
 
+    check_trace_size(-(-n_threads // params.LANES))
     exprs = tuple(name_expressions) or (name_expression,)
     mod = kernels.module(kernel_file, exprs, ("WARPLAB_TRACE", *defines))
     held = cupy.full((n_steps, n_threads), np.nan)

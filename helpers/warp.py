@@ -89,7 +89,8 @@ def _shuffle(mode: str, values: Any, b: Any, width: int, mask: Any, active: Any,
         operand = params.src_lane(b, call.values.shape if not call.squeeze else (params.LANES,))
         operand = operand.reshape(call.values.shape)
     else:
-        operand = np.full(call.values.shape, params.lane_offset(b, "lane_mask" if mode == "xor" else "delta"))
+        operand = np.broadcast_to(np.int64(params.lane_offset(b, "lane_mask" if mode == "xor" else "delta")),
+                                  call.values.shape)
     r = _emu.shuffle(mode, call.values, operand, w, call.mask, call.active, call.exited)
     if _backend.resolve(backend) == "cupy":
         from . import warp_cupy
@@ -178,8 +179,8 @@ def activemask(active: Any = None, backend: Optional[str] = None) -> VoteResult:
     fewer lanes, and it never makes a mask safe to pass to a ``*_sync`` call.
     """
     params.backend(backend)
-    shape = np.shape(active) if active is not None else (params.LANES,)
-    call = _Call(np.zeros(shape, np.int32), params.FULL_MASK, active)
+    shape = params.lanes_shape(active, "active") if active is not None else (params.LANES,)
+    call = _Call(np.broadcast_to(np.int32(0), shape), params.FULL_MASK, active)
     out = _emu.activemask(call.active)
     if _backend.resolve(backend) == "cupy":
         from . import warp_cupy
@@ -230,6 +231,7 @@ def syncwarp(mask: Any = params.FULL_MASK, active: Any = None, exited: Any = Non
 
     Emulator-only: a barrier has no value to compare, only a rule to check.
     """
-    shape = next((np.shape(a) for a in (active, exited) if a is not None), (params.LANES,))
-    call = _Call(np.zeros(shape, np.int32), mask, active, exited)
+    shape = next((params.lanes_shape(a, name) for a, name in ((active, "active"), (exited, "exited"))
+                  if a is not None), (params.LANES,))
+    call = _Call(np.broadcast_to(np.int32(0), shape), mask, active, exited)
     return call.lanes(_emu.syncwarp(call.mask, call.active, call.exited))

@@ -28,13 +28,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
 from . import backend as _backend
 from . import emulator, kernels, params
-from .trace import Recorder, Trace, gpu_source, run_traced
+from .emulator import ShuffleResult
+from .trace import Recorder, Trace, check_trace_size, gpu_source, run_traced
 
 OFFSETS: tuple[int, ...] = (16, 8, 4, 2, 1)
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
@@ -48,9 +49,11 @@ def warp_reduce_sum_trace(values: Any, backend: Optional[str] = None) -> Trace:
     """Trace WarpReduceSum over ``values`` ((32,) or (n_warps, 32)): 6 steps (input + 5 shuffles).
 
     Sums wrap for integers and round as float32/float64 adds do on the GPU (one add per step).
+    At most ``trace.MAX_TRACE_WARPS`` warps (a trace keeps every lane at every step).
     """
     params.backend(backend)
     v = params.values(values).reshape(-1, params.LANES)
+    check_trace_size(v.shape[0])
     meta = {"kernel": "warp_reduce_sum.cu", "algorithm": "WarpReduceSum", "offsets": list(OFFSETS)}
     if _backend.resolve(backend) == "cupy":
         return _gpu_sum_trace(v, meta)
@@ -133,10 +136,20 @@ def _renumber_registers(lines: list[str]) -> list[str]:
 
 
 def warp_reduce_sum(values: Any, backend: Optional[str] = None) -> Any:
-    """The sum of each warp's 32 values, as WarpReduceSum computes it (lane 0's final value)."""
-    t = warp_reduce_sum_trace(values, backend)
-    out = t.held[-1, :, 0]
-    return out[0] if np.ndim(values) == 1 else out
+    """The sum of each warp's 32 values, as WarpReduceSum computes it (lane 0's final value).
+
+    No trace is kept, so any number of warps up to ``params.MAX_WARPS`` works in bounded memory.
+    """
+    params.backend(backend)
+    v = params.values(values)
+    flat = v.reshape(-1, params.LANES)
+    if _backend.resolve(backend) == "cupy":
+        expr = f"warp_reduce_sum_kernel<{_CTYPES[v.dtype.name]}>"
+        out = _run_gpu("warp_reduce_sum", expr, WARP_REDUCE_KERNELS["warp_reduce_sum"], flat).reshape(-1)[:flat.shape[0]]
+    else:
+        # WarpReduceSum is WarpReduce<T, Sum, 32>: the same five shuffle-down adds, in the same order.
+        out = _final(_config(flat, "sum", params.LANES, "down", None, "pad", "emulator"))[0][:, 0].copy()
+    return out[0] if v.ndim == 1 else out
 
 
 # ---------------------------------------------------------------- operators and references
@@ -153,8 +166,8 @@ _INT_DTYPES = ("int32", "uint32")
 
 def check_op(op: Any, dtype: Any) -> str:
     """``op`` validated for ``dtype``: one of :data:`OPS`; the bitwise ones need an integer dtype."""
-    if op not in OPS:
-        raise ValueError(f"op must be one of {', '.join(map(repr, OPS))}; got {op!r}")
+    if not params.is_one_of(op, OPS):
+        raise ValueError(f"op must be one of {', '.join(map(repr, OPS))}; got {params.quote(op)}")
     if op in BITWISE_OPS and np.dtype(dtype).name not in _INT_DTYPES:
         raise ValueError(f"op {op!r} needs an integer dtype ({', '.join(_INT_DTYPES)}); got {np.dtype(dtype)}")
     return op
@@ -182,8 +195,8 @@ def combine(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``op(a, b)`` elementwise in ``a``'s dtype, as the C++ functors compute it (integer sums wrap)."""
     a, b = np.asarray(a), np.asarray(b, dtype=np.asarray(a).dtype)
     if op == "sum":
-        with np.errstate(over="ignore"):
-            return (a + b).astype(a.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):   # wraps; inf + -inf is NaN, as on the GPU
+            return (a + b).astype(a.dtype, copy=False)
     if op == "max":
         return np.where(a < b, b, a)
     if op == "min":
@@ -201,7 +214,8 @@ def reference(values: Any, op: str = "sum", axis: int = -1) -> np.ndarray:
     check_op(op, v.dtype)
     if op == "sum":
         if v.dtype.kind == "f":
-            return v.astype(np.float64).sum(axis=axis).astype(v.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):   # inf + -inf is NaN, as it is for the tree
+                return v.astype(np.float64).sum(axis=axis).astype(v.dtype)
         wide = v.astype(np.int64).sum(axis=axis)
         return (wide & 0xFFFFFFFF).astype(np.uint32).view(np.int32 if v.dtype == np.int32 else np.uint32)
     fn = {"max": np.max, "min": np.min, "bit_and": np.bitwise_and.reduce, "bit_or": np.bitwise_or.reduce,
@@ -249,7 +263,7 @@ def _n_valid(n_valid: Any, width: int) -> int:
         return width
     if not params._is_int(n_valid) or not 1 <= int(n_valid) <= width:
         raise ValueError(f"n_valid must be an integer in [1, width] = [1, {width}] (values per segment); "
-                         f"got {n_valid!r}")
+                         f"got {params.quote(n_valid)}")
     return int(n_valid)
 
 
@@ -297,10 +311,10 @@ def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: 
     params.backend(backend)
     v = params.values(values)
     w = params.width(width)
-    if tree not in TREES:
-        raise ValueError(f"tree must be one of {', '.join(map(repr, TREES))}; got {tree!r}")
-    if partial not in PARTIALS:
-        raise ValueError(f"partial must be one of {', '.join(map(repr, PARTIALS))}; got {partial!r}")
+    if not params.is_one_of(tree, TREES):
+        raise ValueError(f"tree must be one of {', '.join(map(repr, TREES))}; got {params.quote(tree)}")
+    if not params.is_one_of(partial, PARTIALS):
+        raise ValueError(f"partial must be one of {', '.join(map(repr, PARTIALS))}; got {params.quote(partial)}")
     if partial == "ballot" and (tree != "down" or w != params.LANES):
         raise ValueError(f"partial='ballot' is the seed's shuffle-down code for a whole warp: it needs "
                          f"tree='down' and width=32; got tree={tree!r}, width={w}")
@@ -308,43 +322,99 @@ def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: 
                    partial)
 
 
-def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Trace, np.ndarray]:
-    """Replay the tree on the emulator: the trace, and per step which lanes hold a defined value.
-
-    ``offsets`` overrides the order of the shuffle-down offsets (CUB's tree runs 1, 2, ..., 16).
-    """
-    offsets = c.offsets if offsets is None else offsets
+def _replay(c: _Config, offsets: tuple[int, ...]) -> Iterator[tuple[Optional[ShuffleResult], np.ndarray, np.ndarray]]:
+    """The tree on the emulator, step by step: first ``(None, held, ok)`` for the input, then per
+    shuffle ``(r, held, ok)``: what the lanes received (``r.defined``: a defined read of a defined
+    value), what they hold (0 where undefined) and which hold a defined value."""
     v, dtype = c.values, c.values.dtype
-    full = np.full(v.shape[0], params.FULL_MASK, np.uint32)
-    if c.partial == "pad":
-        active = np.ones(v.shape, bool)
-        mask = full
-        held = np.where(c.valid, v, identity(c.op, dtype)).astype(dtype)
-    else:
-        active = c.valid.copy()
-        mask = emulator.ballot(c.valid, full, np.ones(v.shape, bool)).values
-        held = np.where(active, v, 0).astype(dtype)
-    meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
-            "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
-            "offsets": list(offsets), "result_lanes": list(c.result_lanes)}
-    rec = Recorder(held, c.title, active=active, mask=mask, meta=meta)
+    zero = np.zeros((), dtype)
+    active, mask = _lanes_and_mask(c)
+    held = np.where(c.valid, v, identity(c.op, dtype) if c.partial == "pad" else zero).astype(dtype)
     ok = active.copy()
-    held_ok = [ok]
+    yield None, held, ok
     mode = "down" if c.tree == "down" else "xor"
     # The seed's other lanes skip the `if (lane < n)` branch: alive elsewhere (or already gone);
     # either way they are outside the ballot's mask, so the call itself is defined.
     exited = np.zeros(v.shape, bool)
     for offset in offsets:
-        r = emulator.shuffle(mode, held, np.full(v.shape, offset), c.width, mask, active, exited)
-        src_ok = np.take_along_axis(ok, np.where(r.src_lane >= 0, r.src_lane, 0), axis=1)
+        operand = np.broadcast_to(np.int64(offset), v.shape)
+        r = emulator.shuffle(mode, held, operand, c.width, mask, active, exited)
+        if c.partial == "pad":   # every lane active and in the mask: every read is defined, so is every value
+            held = combine(c.op, held, r.values)
+            yield r, held, ok
+            continue
+        src_ok = emulator.gather(ok, emulator.source_lanes(mode, operand[:1], c.width))
         got_ok = r.defined & src_ok
         held = np.where(active, combine(c.op, held, r.values), held)
         ok = ok & (~active | got_ok)
+        yield replace(r, values=np.where(got_ok, r.values, zero), defined=got_ok), np.where(ok, held, zero), ok
+
+
+def _lanes_and_mask(c: _Config) -> tuple[np.ndarray, np.ndarray]:
+    """(active lanes, member mask) of the tree: everyone and the full mask when padding; the valid
+    lanes and the mask ``__ballot_sync`` gives them for the seed's way."""
+    full = np.full(c.values.shape[0], params.FULL_MASK, np.uint32)
+    if c.partial == "pad":
+        return np.ones(c.values.shape, bool), full
+    return c.valid.copy(), emulator.ballot(c.valid, full, np.ones(c.values.shape, bool)).values
+
+
+def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Trace, np.ndarray]:
+    """Replay the tree on the emulator: the trace, and per step which lanes hold a defined value.
+
+    ``offsets`` overrides the order of the shuffle-down offsets (CUB's tree runs 1, 2, ..., 16).
+    A trace keeps every lane at every step: at most ``trace.MAX_TRACE_WARPS`` warps.
+    """
+    offsets = c.offsets if offsets is None else offsets
+    check_trace_size(c.values.shape[0])
+    active, mask = _lanes_and_mask(c)
+    meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
+            "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
+            "offsets": list(offsets), "result_lanes": list(c.result_lanes)}
+    steps = _replay(c, offsets)
+    _, held, ok = next(steps)
+    rec = Recorder(held, c.title, active=active, mask=mask, meta=meta)
+    held_ok = [ok]
+    mode = "down" if c.tree == "down" else "xor"
+    for offset, (r, held, ok) in zip(offsets, steps):
         held_ok.append(ok)
-        received = np.where(got_ok, r.values, np.zeros((), dtype))
-        rec.step(f"shfl_{mode} {offset}", np.where(ok, held, np.zeros((), dtype)),
-                 replace(r, values=received, defined=got_ok), mask, active)
+        rec.step(f"shfl_{mode} {offset}", held, r, mask, active)
     return rec.trace(), np.stack(held_ok)
+
+
+def _final(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[np.ndarray, np.ndarray]:
+    """What every lane holds after the tree's last step (0 where undefined) and whether it is
+    defined: the last step of :func:`_emulate`, without its trace, for any number of warps in
+    bounded memory (``params.CHUNK_WARPS`` warps at a time).
+
+    Who calls and which reads are defined does not depend on the values, and every warp of a
+    configuration has the same active lanes and mask. So the emulator's rules run on one warp
+    (:func:`_replay`: per step, the lanes that receive a defined value), and all warps' values
+    follow them lane-major ((32, n_warps): a lane's values in one row, so a shuffle's read is a
+    copy of whole rows, several times faster than gathering lanes). ``defined`` is that one row,
+    broadcast to every warp (a read-only view).
+    """
+    offsets = c.offsets if offsets is None else offsets
+    mode = "down" if c.tree == "down" else "xor"
+    one = replace(c, values=c.values[:1])
+    steps = list(_replay(one, offsets))
+    active = _lanes_and_mask(one)[0][0]
+    ok = steps[-1][2][0]
+    rules = [(emulator.source_lanes(mode, np.full((1, params.LANES), offset), c.width)[0], r.defined[0])
+             for offset, (r, _, _) in zip(offsets, steps[1:])]
+    dtype = c.values.dtype
+    zero = np.zeros((), dtype)
+    fill = identity(c.op, dtype) if c.partial == "pad" else zero
+    valid = c.valid[0][:, None]
+    held_out = np.empty_like(c.values)
+    for s in params.chunks(c.values.shape[0]):
+        held = np.ascontiguousarray(np.where(valid, c.values[s].T, fill).astype(dtype, copy=False))
+        for src, got in rules:
+            received = held[src] if got.all() else np.where(got[:, None], held[src], zero)
+            combined = combine(c.op, held, received)
+            held = combined if active.all() else np.where(active[:, None], combined, held)
+        held_out[s] = np.where(ok, held.T, zero)
+    return held_out, np.broadcast_to(ok, c.values.shape)
 
 
 def _kernel_file(c: _Config) -> str:
@@ -435,14 +505,31 @@ class WarpReduceResult:
 
     @property
     def correct(self) -> bool:
-        """Every holder has a defined value equal (bit for bit) to the reference of its segment."""
-        seg = np.repeat(self.expected, self.width, axis=1)
-        return bool(np.all(~self.holders | (self.defined & (self.values == seg))))
+        """Every holder has a defined value equal (bit for bit) to the reference of its segment.
+
+        A NaN matches a NaN: IEEE comparisons say NaN != NaN, but both answers are "not a number".
+        """
+        segs = (self.values.shape[0], -1, self.width)
+        got, exp = self.values.reshape(segs), self.expected[:, :, None]
+        same = got == exp
+        if self.values.dtype.kind == "f":
+            same |= np.isnan(got) & np.isnan(exp)
+        return bool(np.all(~self.holders.reshape(segs) | (self.defined.reshape(segs) & same)))
+
+
+def _holders(shape: tuple[int, ...], lanes: tuple[int, ...]) -> np.ndarray:
+    """(n_warps, 32) bool, True on ``lanes``: the same row for every warp, so a read-only view."""
+    row = np.zeros(params.LANES, bool)
+    row[list(lanes)] = True
+    return np.broadcast_to(row, shape)
 
 
 def _expected(c: _Config) -> np.ndarray:
-    segs = c.values.reshape(c.values.shape[0], -1, c.width)[:, :, :c.n_valid]
-    return reference(segs, c.op, axis=-1)
+    n = c.values.shape[0]
+    out = np.empty((n, params.LANES // c.width), c.values.dtype)
+    for s in params.chunks(n):      # reference() widens to 64 bits: a few warps at a time
+        out[s] = reference(c.values[s].reshape(s.stop - s.start, -1, c.width)[:, :, :c.n_valid], c.op, axis=-1)
+    return out
 
 
 def _run_gpu(file: str, expr: str, exprs: tuple[str, ...], v: np.ndarray, extra: tuple = ()) -> np.ndarray:
@@ -464,15 +551,12 @@ def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down
     On the cupy backend the plain (uninstrumented) kernel runs; ``defined`` comes from the emulator.
     """
     c = _config(values, op, width, tree, n_valid, partial, backend)
-    trace, held_ok = _emulate(c)
-    ok = held_ok[-1]
-    out = trace.held[-1]
+    out, ok = _final(c)
     if _backend.resolve(backend) == "cupy":
         expr, exprs = _kernel(c)
         got = _run_gpu(_kernel_file(c), expr, exprs, c.values, _gpu_args(c, None, None)[1:-1])
         out = np.where(ok, got, 0).astype(c.values.dtype)
-    holders = np.zeros(c.values.shape, bool)
-    holders[:, list(c.result_lanes)] = True
+    holders = _holders(c.values.shape, c.result_lanes)
     method = "ballot" if c.partial == "ballot" else c.tree
     return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c))
 
@@ -500,21 +584,21 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
     The emulator models cg as the xor butterfly (its shuffle path) and CUB as a shuffle-down tree with
     offsets 1, 2, ..., 16 (CUB's order), so float sums round as they do on the GPU.
     """
-    if method not in LIBRARY_METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {method!r}")
+    if not params.is_one_of(method, LIBRARY_METHODS):
+        raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {params.quote(method)}")
     c = _config(values, op, params.LANES, "xor" if method == "cg" else "down", None, "pad", backend)
     if method == "intrinsic" and c.values.dtype.name not in _INT_DTYPES:
         raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
     expected = _expected(c)
     if method == "cub":
-        trace, held_ok = _emulate(c, offsets=tuple(reversed(c.offsets)))
-        holders = np.zeros(c.values.shape, bool)
-        holders[:, 0] = True
-        defined = holders & held_ok[-1]
-        out = np.where(defined, trace.held[-1], 0)
+        held, ok = _final(c, offsets=tuple(reversed(c.offsets)))
+        holders = _holders(c.values.shape, (0,))
+        defined = np.broadcast_to(holders[0] & ok[0], c.values.shape)    # both are one row for every warp
+        out = held
+        out[:, ~defined[0]] = 0                 # in place: no second (n_warps, 32) array
     else:
-        holders = defined = np.ones(c.values.shape, bool)
-        out = np.repeat(expected, params.LANES, axis=1) if method == "intrinsic" else _emulate(c)[0].held[-1]
+        holders = defined = np.broadcast_to(True, c.values.shape)
+        out = np.broadcast_to(expected, c.values.shape) if method == "intrinsic" else _final(c)[0]
     if _backend.resolve(backend) == "cupy":
         if method == "intrinsic" and float(_backend.detect().compute_capability) < 8.0:
             raise RuntimeError("method='intrinsic' needs compute capability 8.0+ (__reduce_*_sync); this GPU has "
@@ -523,7 +607,7 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
         expr = f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>"
         got = _run_gpu("warp_reduce_ops", expr, WARP_REDUCE_KERNELS["warp_reduce_ops"], c.values)
         out = np.where(defined, got, 0)
-    return WarpReduceResult(method, c.op, params.LANES, out.astype(c.values.dtype), defined, holders, expected)
+    return WarpReduceResult(method, c.op, params.LANES, out.astype(c.values.dtype, copy=False), defined, holders, expected)
 
 
 def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
@@ -534,7 +618,9 @@ def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None)
     dtype = params.values(values).dtype
     out = {tree: warp_reduce(values, op, tree=tree, backend=backend) for tree in TREES}
     for method in LIBRARY_METHODS:
-        if method != "intrinsic" or dtype.name in _INT_DTYPES:
+        if method == "cg" and _backend.resolve(backend) == "emulator":
+            out[method] = replace(out["xor"], method="cg")   # the emulator's cg is the xor butterfly, as above
+        elif method != "intrinsic" or dtype.name in _INT_DTYPES:
             out[method] = library_reduce(values, op, method, backend)
     return out
 
@@ -566,6 +652,7 @@ def float_order(values: Any, tree: str = "down", backend: Optional[str] = None) 
     v = params.values(values)
     if v.shape != (params.LANES,) or v.dtype != np.float32:
         raise ValueError(f"values must be 32 float32 values (shape (32,)); got shape {v.shape}, dtype {v.dtype}")
+    _check_summable(v[None, :])
     t = np.float32(warp_reduce(v, "sum", tree=tree, backend=backend).values[0, 0])
     seq = np.float32(0)
     for x in v:
@@ -595,6 +682,45 @@ class FloatOrderBatch:
         return np.abs(self.sequential.astype(np.float64) - self.exact)
 
 
+# If sum(|x|) <= 2^127, no float32 partial sum of x in any order can overflow: rounding 31 adds
+# grows a partial by at most (1 + 2^-24)^31 < 2, and float32's largest value is about 2^128.
+MAX_ABS_SUM = 2.0**127
+
+
+def _check_summable(v: np.ndarray, first_warp: int = 0) -> None:
+    """Refuse what would make float-order comparisons meaningless: inf or NaN in the input, or sums
+    so large that a float32 partial could overflow to inf (then NaN), for (n_warps, 32) float32."""
+    bad = ~np.isfinite(v)
+    where = "" if v.shape[0] == 1 and not first_warp else " of warp {}"
+    if bad.any():
+        w, lane = np.argwhere(bad)[0]
+        raise ValueError(f"values must be finite (float order compares how finite sums round); got "
+                         f"{v[w, lane]} at lane {lane}{where.format(first_warp + w)}")
+    big = np.abs(v).sum(axis=1, dtype=np.float64) > MAX_ABS_SUM
+    if big.any():
+        w = int(np.argmax(big))
+        raise ValueError(f"values must have sum(|values|) <= 2**127 per warp, so that no float32 partial sum "
+                         f"overflows; got {np.abs(v[w]).sum(dtype=np.float64):.3g}{where.format(first_warp + w)}")
+
+
+def _exact_sums(v: np.ndarray) -> np.ndarray:
+    """``math.fsum`` of each row of (n_warps, 32) float32, vectorised where that is provably the same.
+
+    Every float32 x with frexp exponent e is a multiple of 2^(e - 24) and below 2^e, so when a row's
+    exponents span at most 24, every partial sum of the row is a multiple of 2^(e_min - 24) below
+    2^(e_max + 5): it fits float64's 53 bits, and a plain float64 sum makes no rounding at all.
+    The other rows (rare: values apart by more than 2^24) go through ``math.fsum``.
+    """
+    x = v.astype(np.float64)
+    e = np.frexp(x)[1]
+    nonzero = x != 0
+    span = np.where(nonzero, e, -(2**30)).max(axis=1) - np.where(nonzero, e, 2**30).min(axis=1)
+    exact = x.sum(axis=1)
+    for w in np.flatnonzero(span > 24):
+        exact[w] = math.fsum(x[w])
+    return exact
+
+
 def _ulps_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     def ordered(x: np.ndarray) -> np.ndarray:
         i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
@@ -608,7 +734,12 @@ def float_order_batch(values: Any, tree: str = "down", backend: Optional[str] = 
     v = params.values(values)
     if v.ndim != 2 or v.shape[1] != params.LANES or v.dtype != np.float32:
         raise ValueError(f"values must be float32 of shape (n_warps, 32); got shape {v.shape}, dtype {v.dtype}")
-    t = warp_reduce(v, "sum", tree=tree, backend=backend).values[:, 0].astype(np.float32)
-    seq = np.add.accumulate(v, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
-    exact = np.array([math.fsum(row) for row in v.astype(np.float64)])
+    n = v.shape[0]
+    t, seq, exact = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n)
+    for s in params.chunks(n):    # a few warps at a time: memory stays bounded
+        part = v[s]
+        _check_summable(part, s.start)
+        t[s] = warp_reduce(part, "sum", tree=tree, backend=backend).values[:, 0]
+        seq[s] = np.add.accumulate(part, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
+        exact[s] = _exact_sums(part)
     return FloatOrderBatch(t, seq, exact, _ulps_apart(t, seq))

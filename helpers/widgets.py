@@ -17,14 +17,15 @@ one is usable, the emulator otherwise; the figure's footer says which ran.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from . import backend as _backend
-from . import emulator, expr, figures, style, warp
+from . import emulator, expr, figures, params, style, warp
 
 LANES = 32
 LANE = np.arange(LANES)
@@ -40,6 +41,7 @@ DEFAULT_EXPRESSION = "lane % 3 == 0 and value > 5"
 FULL_MASK_TEXT = "0xFFFFFFFF"
 PNG_DPI = 100  # "undef" in a lane stays legible; rendering costs the same at 80
 NOT_CALLING = "-"  # as in every other plain-text lane table
+MEMO_SIZE = 32  # settings an explorer keeps rendered: going back to one shows it at once
 
 
 @dataclass(frozen=True)
@@ -65,39 +67,53 @@ class View:
 # ---------------------------------------------------------------- inputs
 
 
+_HEX_MASK = re.compile(r"(0[xX])?[0-9a-fA-F]+(_[0-9a-fA-F]+)*")
+_BINARY = re.compile(r"0[bB][01_]+")   # valid hex digits, but surely meant as Python's binary literal
+
+
 def parse_mask(text: str) -> int:
     """A member mask typed as hex (``0xFFFF0000``, ``ffff0000``, ``0xFFFF_0000``) -> int in [0, 2**32).
 
-    Raises ValueError naming the parameter and giving examples.
+    Only ASCII hex digits, one optional ``0x`` and single underscores between digits; spaces only
+    around the number (``"1 2"`` is refused, not read as 0x12), and ``0b...`` is refused as binary
+    rather than read as hex. Raises ValueError naming the parameter and giving examples.
     """
-    cleaned = str(text).strip().replace("_", "").replace(" ", "")
-    digits = cleaned[2:] if cleaned.lower().startswith("0x") else cleaned
     hint = "e.g. 0xFFFFFFFF (all 32 lanes) or 0x0000FFFF (lanes 0-15)"
-    try:
-        value = int(digits, 16)
-    except ValueError:
-        raise ValueError(f"mask must be a hexadecimal number from 0x0 to 0xFFFFFFFF, {hint}; got {text!r}") from None
-    if value < 0:
-        raise ValueError(f"mask must be a hexadecimal number from 0x0 to 0xFFFFFFFF, {hint}; got {text!r}")
+    shown = params.quote(text)
+    cleaned = text.strip() if isinstance(text, str) else ""
+    if not _HEX_MASK.fullmatch(cleaned) or _BINARY.fullmatch(cleaned):
+        raise ValueError(f"mask must be a hexadecimal number from 0x0 to 0xFFFFFFFF, {hint}; got {shown}"
+                         + (" (binary? write it in hex)" if _BINARY.fullmatch(cleaned) else ""))
+    value = int(cleaned, 16)
     if value > 0xFFFFFFFF:
-        raise ValueError(f"mask must be at most 0xFFFFFFFF (32 lanes, one bit each), {hint}; got {text!r}")
+        raise ValueError(f"mask must be at most 0xFFFFFFFF (32 lanes, one bit each), {hint}; got {shown}")
     return value
+
+
+def _integer(x: Any, name: str, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
+    """``x`` as an int if it is a Python or NumPy integer in [lo, hi]; ValueError naming ``name`` otherwise."""
+    if not params.is_integer(x) or (lo is not None and x < lo) or (hi is not None and x > hi):
+        span = f" in [{lo}, {hi}]" if lo is not None and hi is not None else f" >= {lo}" if lo is not None else ""
+        raise ValueError(f"{name} must be an integer{span}; got {params.quote(x)}")
+    return int(x)
 
 
 def active_lanes(kind: str, n: int = LANES, seed: int = 0) -> np.ndarray:
     """(32,) bool, the active lanes: ``"all"``, ``"first n"`` (lanes 0..n-1), ``"even"``, or
-    ``"random"`` (n lanes chosen with ``seed``). ``n`` is clipped to [0, 32]."""
-    n = int(np.clip(n, 0, LANES))
+    ``"random"`` (n lanes chosen with ``seed``, an integer >= 0). ``n`` (an integer, used by
+    "first n" and "random") is clipped to [0, 32]."""
+    if kind not in ACTIVE_KINDS:
+        raise ValueError(f"active must be one of {', '.join(map(repr, ACTIVE_KINDS))}; got {params.quote(kind)}")
+    if kind in ("first n", "random"):
+        n = min(max(_integer(n, "n"), 0), LANES)
     if kind == "all":
         return np.ones(LANES, bool)
     if kind == "first n":
         return LANE < n
     if kind == "even":
         return LANE % 2 == 0
-    if kind == "random":
-        chosen = np.random.default_rng([int(seed), 2]).permutation(LANES)[:n]
-        return np.isin(LANE, chosen)
-    raise ValueError(f"active must be one of {', '.join(map(repr, ACTIVE_KINDS))}; got {kind!r}")
+    chosen = np.random.default_rng([_integer(seed, "seed", 0), 2]).permutation(LANES)[:n]
+    return np.isin(LANE, chosen)
 
 
 def lane_states(active: str, n: int = LANES, seed: int = 0, others: str = "exited") -> tuple[np.ndarray, np.ndarray]:
@@ -116,8 +132,8 @@ def lane_states(active: str, n: int = LANES, seed: int = 0, others: str = "exite
 
 
 def ballot_values(seed: int) -> np.ndarray:
-    """The per-lane data the ballot predicates see as ``value``: integers 0..9, fixed by ``seed``."""
-    return np.random.default_rng([int(seed), 0]).integers(0, 10, LANES).astype(np.int32)
+    """The per-lane data the ballot predicates see as ``value``: integers 0..9, fixed by ``seed`` (>= 0)."""
+    return np.random.default_rng([_integer(seed, "seed", 0), 0]).integers(0, 10, LANES).astype(np.int32)
 
 
 def shuffle_values() -> np.ndarray:
@@ -126,24 +142,25 @@ def shuffle_values() -> np.ndarray:
 
 
 def ballot_predicate(kind: str, *, n: int, k: int, seed: int, expression: str, values: np.ndarray) -> np.ndarray:
-    """(32,) bool predicate for a predicate ``kind`` (see ``PREDICATE_KINDS``).
+    """(32,) bool predicate for a predicate ``kind`` (see ``PREDICATE_KINDS``); ``n`` is in [0, 32].
 
     A custom expression is evaluated safely by :func:`helpers.expr.predicate` over lane, value,
     warp (0) and n; it raises ValueError with a friendly message when it is not allowed.
     """
     if kind == "lane < n":
-        return LANE < n
+        return LANE < _integer(n, "n", 0, LANES)
     if kind == "even lanes":
         return LANE % 2 == 0
     if kind == "every k-th lane":
-        if k < 1:
-            raise ValueError(f"k must be at least 1 for 'every k-th lane'; got {k}")
+        if not params.is_integer(k) or k < 1:
+            raise ValueError(f"k must be at least 1 for 'every k-th lane' (an integer); got {params.quote(k)}")
         return LANE % k == 0
     if kind == "random (seed)":
-        return np.random.default_rng([int(seed), 1]).random(LANES) < 0.5
+        return np.random.default_rng([_integer(seed, "seed", 0), 1]).random(LANES) < 0.5
     if kind == "custom expression":
+        n = _integer(n, "n", 0, LANES)
         return np.broadcast_to(expr.predicate(expression, lane=LANE, value=values, warp=0, n=n), (LANES,)).copy()
-    raise ValueError(f"predicate must be one of {', '.join(map(repr, PREDICATE_KINDS))}; got {kind!r}")
+    raise ValueError(f"predicate must be one of {', '.join(map(repr, PREDICATE_KINDS))}; got {params.quote(kind)}")
 
 
 def engine_label(backend: Optional[str] = None) -> str:
@@ -179,10 +196,10 @@ def shuffle_view(mode: str = "down", offset: int = 1, width: int = 32, mask: str
     """
     try:
         source = engine_label(backend)
-        if mode not in _SHUFFLES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        if not params.is_one_of(mode, MODES):
+            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {params.quote(mode)}")
         mask_int = parse_mask(mask)
-        act, gone = lane_states(active, n_active, seed, others)
+        act, gone = lane_states(active, _n_active(active, n_active), seed, others)
         values = shuffle_values()
         result = _SHUFFLES[mode](values, offset, width, mask=mask_int, active=act, exited=gone, backend=backend)
     except (ValueError, RuntimeError) as exc:   # RuntimeError: a GPU was demanded but is not usable
@@ -208,7 +225,7 @@ def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,
     try:
         source = engine_label(backend)
         mask_int = parse_mask(mask)
-        act, gone = lane_states(active, n_active, seed, others)
+        act, gone = lane_states(active, _n_active(active, n_active), seed, others)
         values = ballot_values(seed)
         pred = _user_predicate(kind, n=n, k=k, seed=seed, expression=expression, values=values)
         votes = [f(pred, mask=mask_int, active=act, exited=gone, backend=backend)
@@ -219,6 +236,11 @@ def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,
     return View(fig, _ballot_table(pred, mask_int, act, gone, *votes), _ballot_mapping(votes[0]), None, source)
 
 
+def _n_active(active: Any, n_active: Any) -> Any:
+    """``n_active`` checked where the active-lane choice uses it (the slider's range, [0, 32])."""
+    return _integer(n_active, "n_active", 0, LANES) if active in ("first n", "random") else n_active
+
+
 def _user_predicate(kind: str, **kwargs: Any) -> np.ndarray:
     """:func:`ballot_predicate`, with any failure of a custom expression turned into ValueError."""
     try:
@@ -226,7 +248,9 @@ def _user_predicate(kind: str, **kwargs: Any) -> np.ndarray:
     except ValueError:
         raise
     except Exception as exc:  # the learner's expression may fail in ways the checker cannot foresee
-        raise ValueError(f"the expression could not be evaluated: {type(exc).__name__}: {exc}") from None
+        what = "the expression could not be evaluated" if kind == "custom expression" else \
+            f"the predicate {kind!r} could not be computed"
+        raise ValueError(f"{what}: {type(exc).__name__}: {exc}") from None
 
 
 def _ballot_mapping(result: warp.VoteResult) -> str:
@@ -300,11 +324,12 @@ class _Display:
         self.table = w.HTML()
         self.box = w.VBox([self.message, self.image, self.mapping, self.table])
 
-    def show(self, view: View) -> None:
-        if view.figure is not None:
-            self.image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
+    def show(self, view: View, png: Optional[bytes]) -> None:
+        """Show ``view``, its figure already rendered as ``png`` (None: no figure)."""
+        if png is not None:
+            self.image.value = png
         # On bad input, hide the stale picture rather than show one that no longer matches.
-        self.image.layout.display = None if view.figure is not None else "none"
+        self.image.layout.display = None if png is not None else "none"
         self.message.value = message_html(view.message)
         self.table.value = table_html(view.table) if view.table else ""
         # Last: whoever waits for the mapping to change (a browser test) then sees a finished update.
@@ -320,16 +345,25 @@ def _wire(controls: dict[str, Any], layout: Sequence[Sequence[str]], render: Cal
     import ipywidgets as w
 
     out = _Display()
+    shown: dict[tuple, tuple[View, Optional[bytes]]] = {}   # the last few settings, rendered
 
     def refresh(_change: Any = None) -> None:
         values = {name: c.value for name, c in controls.items()}
         if on_change is not None:
             on_change(values)
-        try:
-            view = render(**values)
-        except Exception as exc:  # a widget must never show a traceback, whatever went wrong
-            view = View.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-        out.show(view)
+        key = tuple(values.items())
+        seen = shown.pop(key, None)
+        if seen is None:
+            try:
+                view = render(**values)
+            except Exception as exc:  # a widget must never show a traceback, whatever went wrong
+                view = View.error(f"Could not draw this: {type(exc).__name__}: {exc}")
+            png = figures.figure_png(view.figure, dpi=PNG_DPI) if view.figure is not None else None
+            seen = (replace(view, figure=None), png)     # keep the picture, not the Figure
+        shown[key] = seen
+        if len(shown) > MEMO_SIZE:
+            shown.pop(next(iter(shown)))            # the least recently shown
+        out.show(*seen)
 
     for c in controls.values():
         c.observe(refresh, names="value")

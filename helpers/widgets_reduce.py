@@ -10,15 +10,15 @@ values, so notebook outputs are the same on the GPU and on the emulator.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from . import backend as _backend
-from . import figures
-from .widgets import message_html, table_html
+from . import figures, params
+from .widgets import MEMO_SIZE, message_html, table_html
 from .block_reduce import MAX_THREADS, block_reduce
 from .warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, _ulps_apart,
                           warp_reduce, warp_reduce_trace)
@@ -59,8 +59,8 @@ def engine_label(backend: Optional[str] = None) -> str:
 def pattern_values(pattern: str, op: str = "sum") -> np.ndarray:
     """The 32 input values of ``pattern``: "lane" (lane l holds l), "ones", "random ints" (fixed seed;
     0..255 for the bitwise ops, -99..99 otherwise) or "random floats" (float32, standard normal)."""
-    if pattern not in PATTERNS:
-        raise ValueError(f"pattern must be one of {', '.join(map(repr, PATTERNS))}; got {pattern!r}")
+    if not params.is_one_of(pattern, PATTERNS):
+        raise ValueError(f"pattern must be one of {', '.join(map(repr, PATTERNS))}; got {params.quote(pattern)}")
     rng = np.random.default_rng(7)
     if pattern == "lane":
         return np.arange(LANES, dtype=np.int32)
@@ -107,8 +107,11 @@ def result_lines(r: WarpReduceResult) -> str:
         got = r.values[0, s * r.width]
         ok = bool(r.defined[0, s * r.width])
         exp = r.expected[0, s]
-        verdict = "undefined" if not ok else "correct" if got == exp else "WRONG"
-        if ok and got != exp and r.values.dtype == np.float32 and r.op == "sum":
+        both_nan = r.values.dtype.kind == "f" and np.isnan(got) and np.isnan(exp)
+        verdict = "undefined" if not ok else "correct" if got == exp or both_nan else "WRONG"
+        if verdict == "WRONG" and r.values.dtype.kind == "f" and not (np.isfinite(got) and np.isfinite(exp)):
+            verdict = "differs from NumPy: inf or NaN on one side only (a float overflow, or NaN meeting max/min)"
+        elif verdict == "WRONG" and r.values.dtype == np.float32 and r.op == "sum":
             verdict = f"{int(_ulps_apart(got, exp))} float32 step(s) from NumPy: another rounding order"
         digits = 9 if r.values.dtype.kind == "f" else 6
         out.append(f"lanes {s * r.width:>2}..{(s + 1) * r.width - 1:<2}  lane {s * r.width:>2} holds "
@@ -122,15 +125,19 @@ def warp_tree_view(op: str = "sum", width: int = 32, pattern: str = "lane", n_va
     result per segment. ``n_valid``: valid lanes per ``width``-lane segment (the rest padded with the
     identity for ``partial="pad"``, or left out of the ballot mask for ``partial="ballot"``)."""
     try:
-        if pattern == "random floats" and op in BITWISE_OPS:
+        if pattern == "random floats" and params.is_one_of(op, BITWISE_OPS):
             return ReduceView.error(f"op {op!r} is bitwise: it needs integers; pick the pattern 'lane', 'ones' "
                                     f"or 'random ints' (or the op 'sum', 'max', 'min')")
-        if partial == "ballot" and (tree != "down" or width != LANES):
+        if partial == "ballot" and (tree != "down" or not params.is_integer(width) or width != LANES):
             return ReduceView.error(f"the ballot-mask way is the seed's shuffle-down code for a whole warp: it "
-                                    f"needs tree 'down' and width 32; got tree {tree!r}, width {width}")
-        if isinstance(n_valid, (int, np.integer)) and isinstance(width, (int, np.integer)) and n_valid > width:
+                                    f"needs tree 'down' and width 32; got tree {params.quote(tree)}, "
+                                    f"width {params.quote(width)}")
+        width = params.width(width)
+        if params.is_integer(n_valid) and n_valid > width:
             return ReduceView.error(f"valid lanes must be at most the width ({width}): each {width}-lane "
                                     f"segment reduces its first n values; got {n_valid}")
+        if step is not None and not params.is_integer(step):
+            raise ValueError(f"step must be an integer (0 is the input) or None (the last step); got {params.quote(step)}")
         values = pattern_values(pattern, op)
         trace = warp_reduce_trace(values, op, width, tree, n_valid, partial, backend)
         result = warp_reduce(values, op, width, tree, n_valid, partial, backend)
@@ -232,14 +239,14 @@ def block_view(x: int = 96, y: int = 2, op: str = "sum", backend: Optional[str] 
     """The block explorer: the seed's and the fixed BlockXReduce and BlockYReduce on a (x, y) block,
     drawn on the blockDim picture, with a table per reduction."""
     try:
-        if not (1 <= x <= BLOCK_X_MAX and 1 <= y <= BLOCK_Y_MAX):
-            return ReduceView.error(f"blockDim.x must be in [1, {BLOCK_X_MAX}] and blockDim.y in [1, {BLOCK_Y_MAX}] "
-                                    f"here; got ({x}, {y})")
+        if not (params.is_integer(x) and params.is_integer(y) and 1 <= x <= BLOCK_X_MAX and 1 <= y <= BLOCK_Y_MAX):
+            return ReduceView.error(f"blockDim.x must be an integer in [1, {BLOCK_X_MAX}] and blockDim.y one in "
+                                    f"[1, {BLOCK_Y_MAX}] here; got ({params.quote(x)}, {params.quote(y)})")
         if x * y > MAX_THREADS:
             return ReduceView.error(f"a block has at most {MAX_THREADS} threads: blockDim.x * blockDim.y = "
                                     f"{x} * {y} = {x * y}; make one of them smaller")
-        if op not in OPS:
-            return ReduceView.error(f"op must be one of {', '.join(map(repr, OPS))}; got {op!r}")
+        if not params.is_one_of(op, OPS):
+            return ReduceView.error(f"op must be one of {', '.join(map(repr, OPS))}; got {params.quote(op)}")
         v = block_values((x, y), op)
         res = {(k, ver): block_reduce(v, (x, y), op, k, ver, backend=backend)
                for k in ("x", "y") for ver in ("seed", "fixed")}
@@ -402,15 +409,26 @@ def _wire(controls: dict[str, Any], rows: tuple[tuple[str, ...], ...], render: C
 
     message, table = w.HTML(), w.HTML()
     image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+    shown: dict[tuple, tuple[ReduceView, Optional[bytes]]] = {}   # the last few settings, rendered
 
     def refresh(_change: Any = None) -> None:
-        try:
-            view = render(**{k: c.value for k, c in controls.items()})
-        except Exception as exc:  # a widget never shows a traceback
-            view = ReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-        if view.figure is not None:
-            image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
-        image.layout.display = None if view.figure is not None else "none"
+        values = {k: c.value for k, c in controls.items()}
+        key = tuple(values.items())
+        seen = shown.pop(key, None)
+        if seen is None:
+            try:
+                view = render(**values)
+            except Exception as exc:  # a widget never shows a traceback
+                view = ReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
+            png = figures.figure_png(view.figure, dpi=PNG_DPI) if view.figure is not None else None
+            seen = (replace(view, figure=None), png)     # keep the picture, not the Figure
+        shown[key] = seen
+        if len(shown) > MEMO_SIZE:
+            shown.pop(next(iter(shown)))            # the least recently shown
+        view, png = seen
+        if png is not None:
+            image.value = png
+        image.layout.display = None if png is not None else "none"
         message.value = message_html(view.message)
         table.value = table_html(view.table)
 
