@@ -6,8 +6,9 @@ output is compared) and the launch shape (a rule for grid, block and the sizes).
 kernels' contracts, as their drivers apply them: :mod:`helpers.warp_cupy` (warp_intrinsics.cu),
 :mod:`helpers.warp_reduce` (warp_reduce_sum.cu, warp_reduce_ops.cu, the seed's warp kernels),
 :mod:`helpers.block_reduce` (block_reduce.cu, seed_block_reduce.cu), :mod:`helpers.reduce`
-(the ladder, its grid formulas and the seed's launch), :mod:`helpers.ballot_uses`
-(warp_aggregated.cu). Sizes are chosen so that they are *not* multiples of the block: partial tail
+(the ladder, its grid formulas and the seed's launch; ``ReducePlan`` for v9's workspace),
+:mod:`helpers.ballot_uses` (warp_aggregated.cu), :mod:`helpers.bench` (reduce_timing.cu),
+:mod:`helpers.record_diverged` (warp_diverged.cu, whose calls are undefined on purpose). Sizes are chosen so that they are *not* multiples of the block: partial tail
 warps, ragged last blocks, ``n`` not a multiple of 4 for the float4 tails.
 
 :func:`launches` draws, for every instantiation in :func:`helpers.kernel_registry.registry`, a few
@@ -39,10 +40,12 @@ class Arg:
     role:    "in" (filled, read only), "out" (pre-filled, compared after the launch), "scalar".
     dtype:   a NumPy dtype name, or "T" for the instantiation's value type.
     size:    arrays: the key of the launch's ``sizes`` giving the element count.
-    fill:    how the array is filled before the launch (see :func:`_fill`): "values", "operand",
-             "masks", "active", "pred", "sentinel", "zero", "ladder".
-    compare: outputs only: "exact" (bit for bit where defined) or "multiset_prefix:ARG" (the first
-             ARG[0] elements as a multiset, e.g. whatever order the atomics gave; the rest exactly).
+    fill:    how the array is filled before the launch (see :func:`arguments`): "values", "operand",
+             "masks", "active", "pred", "sentinel", "zero", "ladder", "callers".
+    compare: outputs only: "exact" (bit for bit where defined), "multiset_prefix:ARG" (the first
+             ARG[0] elements as a multiset, e.g. whatever order the atomics gave; the rest exactly),
+             "at_least" (the H200's value >= the machine's, element by element: a count the contract
+             bounds from below only) or "none" (never compared: clock readings).
     """
 
     name: str
@@ -63,6 +66,7 @@ class Family:
     args: tuple[Arg, ...]
     shape: str   # a key of SHAPES
     note: str = ""
+    findings: str = ""   # a key of EXPECTED_FINDINGS: the machine's findings are checked, not only recorded
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,33 @@ FAMILIES: tuple[Family, ...] = (
             _a("out", "out", "float32", "n", "sentinel", "multiset_prefix:counter"),
             _a("counter", "out", "int32", "one", "zero"), _a("atomics", "out", "int32", "one", "zero")),
            "compact", "helpers.ballot_uses.compact: the warps' runs land in atomic order (compared as a multiset)"),
+    Family("compact_cg", "warp_aggregated", r"compact_cg_kernel",
+           (_a("in", "in", "float32", "n", "ladder"), _a("n", "scalar", "int64"), _a("threshold", "scalar", "float32"),
+            _a("out", "out", "float32", "n", "sentinel", "multiset_prefix:counter"),
+            _a("counter", "out", "int32", "one", "zero"), _a("atomics", "out", "int32", "one", "zero", "at_least")),
+           "compact", "helpers.ballot_uses.compact(method='cg'): one atomic per coalesced group, so at least one "
+           "per warp with a passing lane (the machine runs them converged: the fewest); runs compared as a multiset"),
+    # v9 is not a rung of the ladder (its own signature: tagged slots and a workspace).
+    Family("v9", "reduce_v9", r"reduce_v9<(?P<block>\d+)>",
+           (_a("in", "in", "float32", "n", "ladder"), _a("slots", "out", "uint64", "grid", "zero"),
+            _a("state", "out", "uint32", "two", "zero"), _a("out", "out", "float32", "one", "sentinel"),
+            _a("n", "scalar", "int64")),
+           "v9", "helpers.reduce.ReducePlan (v9: slots and state zero at the first launch, any grid >= 1)",
+           findings="v9"),
+    Family("timing_empty", "reduce_timing", r"reduce_empty",
+           (_a("in", "in", "float32", "four", "ladder"), _a("partials", "out", "float32", "four", "sentinel"),
+            _a("done", "out", "uint32", "four", "sentinel"), _a("out", "out", "float32", "four", "sentinel"),
+            _a("n", "scalar", "int64")),
+           "timing_empty", "helpers.bench.empty_launcher: any grid and block, touches no memory (outputs untouched)"),
+    Family("timing_spin", "reduce_timing", r"reduce_spin", (_a("ns", "scalar", "int64"),),
+           "timing_spin", "helpers.bench.DeviceTimer: one thread waits ns of %globaltimer; no memory"),
+    Family("diverged", "warp_diverged", r"diverged_kernel<(?P<op>[01]), (?P<later>true|false)>",
+           (_a("in", "in", "int32", "lanes"), _a("callers", "in", "uint32", "n_warps", "callers"),
+            _a("delta", "scalar", "int32"), _a("spin", "scalar", "int64"),
+            _a("got", "out", "int32", "lanes", "sentinel"), _a("amask", "out", "uint32", "lanes", "sentinel"),
+            _a("t", "out", "int64", "lanes3", "sentinel", "none")),
+           "diverged", "helpers.record_diverged: blocks of 32; a launch whose callers are not all 32 lanes is "
+           "undefined by contract (extra['contract'] == 'undefined'): its outputs are never compared"),
 )
 
 
@@ -268,6 +299,54 @@ def _seed_ladder(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
     return {"grid": (grid, 1, 1), "block": (R.SEED_BLOCK, 1, 1), "sizes": {"n": n, "grid": grid}, "scalars": {}}
 
 
+def _v9(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
+    """reduce_v9: any grid >= 1 is correct. One block (no ticket), a few slots (warp 0 collects) and,
+    for blocks up to 256, more than 128 slots (the whole last block collects), as ReducePlan and the
+    sanitizer's v9_many_blocks run launch it; n ragged, the input off a 16-byte boundary."""
+    from .. import reduce as R
+
+    block = int(g["block"])
+    tile = R.tile_size("v9", block)
+    n = s.integer(1, block) if s.chance(0.25) else s.integer(block + 1, 3 * tile)
+    kind = s.integer(0, 3 if block <= 256 else 2)
+    if kind == 0:
+        grid = R.grid_size("v9", n, block, resident_blocks=s.integer(1, 6))
+    elif kind == 1:
+        grid = s.integer(2, 10)
+    else:
+        grid = s.integer(129, 140)
+    return {"grid": (grid, 1, 1), "block": (block, 1, 1), "sizes": {"n": n, "grid": grid, "two": 2, "one": 1},
+            "scalars": {"n": n}, "offset": s.integer(0, 4)}
+
+
+def _timing_empty(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
+    return {"grid": (s.integer(1, 4), 1, 1), "block": (s.choice((1, 32, 48, 256)), 1, 1), "sizes": {"four": 4},
+            "scalars": {"n": s.integer(0, 5)}}
+
+
+def _timing_spin(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
+    # the machine counts %globaltimer in scheduling steps (helpers.machine.decode): keep ns small
+    return {"grid": (1, 1, 1), "block": (1, 1, 1), "sizes": {}, "scalars": {"ns": s.integer(0, 200)}}
+
+
+def _diverged(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
+    """warp_diverged.cu: one warp per block. "control": every lane calls (defined); otherwise the
+    driver's caller sets (even lanes, lanes 0-15) or a random one per warp, the others alive
+    elsewhere for ``spin`` clock cycles (kept short): undefined by the Programming Guide."""
+    from .. import record_diverged as D
+
+    n_warps = s.integer(1, 7)
+    control = s.chance(0.4)
+    sets = (D.CALLER_SETS["all lanes"],) if control else (D.CALLER_SETS["even lanes"], D.CALLER_SETS["lanes 0-15"], -1)
+    callers = [s.choice(sets) for _ in range(n_warps)]
+    callers = [c if c >= 0 else s.integer(1, 0xFFFFFFFF) for c in callers]   # -1: a random proper subset
+    return {"grid": (n_warps, 1, 1), "block": (D.LANES, 1, 1),
+            "sizes": {"lanes": n_warps * D.LANES, "lanes3": 3 * n_warps * D.LANES, "n_warps": n_warps},
+            "scalars": {"delta": s.choice((1, 2, 16, s.integer(0, 32))) if g["op"] == "0" else 0,
+                        "spin": s.integer(0, 100)},
+            "callers": callers, "contract": "defined" if control else "undefined"}
+
+
 def _compact(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
     n = s.integer(1, 1500)
     block = s.choice((32, 48, 64, 100, 128, 256, 1024))
@@ -277,8 +356,35 @@ def _compact(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
 
 SHAPES: dict[str, Callable[[rand.Stream, dict[str, str]], dict[str, Any]]] = {
     "warp_rows": _warp_rows, "warp_exact": _warp_exact, "block_2d": _block_2d, "block_2d_seed_x": _block_2d_seed_x,
-    "block_1d": _block_1d, "ladder": _ladder, "seed_ladder": _seed_ladder, "compact": _compact,
+    "block_1d": _block_1d, "ladder": _ladder, "seed_ladder": _seed_ladder, "compact": _compact, "v9": _v9,
+    "timing_empty": _timing_empty, "timing_spin": _timing_spin, "diverged": _diverged,
 }
+
+
+def _v9_findings(launch: "Launch") -> tuple[str, ...]:
+    # The machine reports one formal race on v9's launch tag: the last block's plain `state[1] = tag`
+    # against the other blocks' ld.relaxed.gpu of state[1] is a weak/strong pair with no
+    # release/acquire between them (PTX ISA "Memory Consistency Model"); the slots themselves are
+    # morally strong. tests/machine/test_m_kernels.py pins the same finding. One block draws no
+    # ticket and reads no tag: no finding.
+    return ("race",) if launch.grid[0] > 1 else ()
+
+
+# family.findings -> the kinds (with multiplicity, sorted) the machine must report for a launch
+EXPECTED_FINDINGS: dict[str, Callable[["Launch"], tuple[str, ...]]] = {"v9": _v9_findings}
+
+
+def expected_findings(launch: "Launch") -> Optional[tuple[str, ...]]:
+    """The findings the machine must report for ``launch`` (sorted kinds), or None where they are
+    only recorded, not checked."""
+    fam, _ = family_of(launch.file, launch.expr)
+    return EXPECTED_FINDINGS[fam.findings](launch) if fam.findings else None
+
+
+def undefined_by_contract(launch: "Launch") -> bool:
+    """True for a launch the kernel's contract leaves undefined on purpose (warp_diverged.cu's calls
+    with lanes elsewhere): none of its outputs is compared as a number."""
+    return launch.extra.get("contract") == "undefined"
 
 # How the values of a launch are drawn, by value kind; one flavour per launch.
 FLAVOURS: dict[str, tuple[str, ...]] = {"int": ("bits", "small"), "float": ("wide", "ints", "mixed")}
@@ -301,13 +407,15 @@ def plan(file: str, expr: str, index: int, base_seed: int = 20261201) -> Launch:
                   grid=tuple(shape["grid"]), block=tuple(shape["block"]), shared_mem=0,
                   sizes=dict(shape["sizes"]), scalars=dict(shape["scalars"]), flavour=flavour,
                   value_type=value_type, extra={**{k: v for k, v in groups.items() if v is not None},
-                                                **({"offset": shape["offset"]} if shape.get("offset") else {})})
+                                                **({"offset": shape["offset"]} if shape.get("offset") else {}),
+                                                **{k: shape[k] for k in ("callers", "contract") if k in shape}})
 
 
 def launches_per_instantiation(family: str) -> int:
     """How many random launches each instantiation of a family gets (the ladder has few
     instantiations, so more launches each)."""
-    return {"ladder": 4, "onepass": 4, "seed_reduce_v4": 3, "compact": 6}.get(family, 2)
+    return {"ladder": 4, "onepass": 4, "v9": 4, "seed_reduce_v4": 3, "compact": 6, "compact_cg": 6,
+            "diverged": 4}.get(family, 2)
 
 
 def launches(registry: Optional[dict[str, tuple[str, ...]]] = None) -> Iterator[Launch]:
@@ -412,6 +520,8 @@ def arguments(launch: Launch) -> list[Any]:
             a = np.full(n * dt.itemsize // 4, SENTINEL32, np.uint32).view(dt)
         elif arg.fill == "zero":
             a = np.zeros(n, dt)
+        elif arg.fill == "callers":
+            a = np.array(launch.extra["callers"], dt)
         elif arg.fill == "ladder":
             a = _values(s, dt, n, launch.flavour)
             off = int(launch.extra.get("offset", 0))

@@ -9,7 +9,15 @@ says:
 * ``multiset`` / ``multiset_prefix:ARG``: as multisets of bit patterns (what atomics put in an order
   the hardware leaves free: tickets, the runs of a warp-aggregated compaction);
 * ``float_sum``: a float atomicAdd whose order is free: both the H200's and the machine's value must
-  lie within the float32 rounding bound of the exact sum of the recorded terms.
+  lie within the float32 rounding bound of the exact sum of the recorded terms;
+* ``at_least``: a count the contract bounds from below only (coalesced groups): the H200's value
+  is at least the machine's; ``none``: never compared (clock readings).
+
+A launch that is undefined by its kernel's contract (:func:`helpers.proof.launches.undefined_by_contract`)
+has no output compared as a number: every element counts as undefined, and what the machine
+reported is kept in ``issues``. Where a family declares the machine's findings
+(:func:`helpers.proof.launches.expected_findings`: v9's formal race on its launch tag), any other
+set of findings is a mismatch.
 
 :func:`replay_kernels` and :func:`replay_programs` return one :class:`Outcome` per item;
 :func:`summary` counts them. Nothing here needs a GPU.
@@ -78,6 +86,15 @@ def compare_exact(name: str, hw: np.ndarray, got: np.ndarray, undefined: Optiona
     if len(bad) > 8:
         out.append({"arg": name, "more": int(len(bad) - 8)})
     return int((~und).sum()), int(und.sum()), out
+
+
+def compare_at_least(name: str, hw: np.ndarray, got: np.ndarray,
+                     undefined: Optional[np.ndarray]) -> tuple[int, int, list[dict[str, Any]]]:
+    """(compared, undefined, mismatches): the H200's value must be >= the machine's where defined."""
+    und = np.zeros(hw.size, bool) if undefined is None else np.asarray(undefined).reshape(-1)
+    bad = np.nonzero((hw.reshape(-1) < got.reshape(-1)) & ~und)[0]
+    return int((~und).sum()), int(und.sum()), [{"arg": name, "index": int(i), "hw": hw.reshape(-1)[i].item(),
+                                               "machine (a lower bound)": got.reshape(-1)[i].item()} for i in bad[:8]]
 
 
 def compare_multiset(name: str, hw: np.ndarray, got: np.ndarray, undefined: Optional[np.ndarray],
@@ -164,12 +181,23 @@ def replay_launch(rec: KernelRecording, row: dict[str, Any]) -> Outcome:
         return o
     o.seconds = time.perf_counter() - t0
     o.issues = tuple(sorted({f.kind for f in report.issues}))
+    expected = launches.expected_findings(launch)
+    found = tuple(sorted(f.kind for f in report.issues))
+    if expected is not None and found != expected:
+        o.mismatches.append({"arg": "findings", "hw": f"expected {list(expected)}", "machine": list(found)})
     fam, _ = launches.family_of(launch.file, launch.expr)
     names = [a.name for a in fam.args]
     for pos, arg in launches.output_names(launch):
         hw = rec.arrays[f"{row['key']}.{arg.name}"]
         got, und = args[pos], report.undefined[pos]
-        if arg.compare.startswith("multiset_prefix:"):
+        if arg.compare == "none":
+            continue
+        if launches.undefined_by_contract(launch):   # undefined on purpose: never compared as numbers
+            o.undefined += int(hw.size)
+            continue
+        if arg.compare == "at_least":
+            parts = [compare_at_least(arg.name, hw, got, und)]
+        elif arg.compare.startswith("multiset_prefix:"):
             cpos = names.index(arg.compare.split(":", 1)[1])
             n_hw = int(rec.arrays[f"{row['key']}.{names[cpos]}"][0])
             n_got = int(args[cpos][0])

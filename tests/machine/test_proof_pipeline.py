@@ -142,3 +142,44 @@ def test_parallel_replay_of_every_launch(kernels_root: Path) -> None:
     """The GPU host's replay step: every recorded launch, split over processes."""
     out = replay.run_parallel("kernels", 2, root=kernels_root)
     assert sorted(o.key for o in out) == ["L0000", "L0001"] and {o.status for o in out} == {"match"}
+
+
+def test_new_families_replay_with_their_rules(tmp_path: Path) -> None:
+    """v9 (its one formal race expected), warp_diverged (undefined launches never compared), the cg
+    compaction (atomics a lower bound) and the timing kernels, on a fabricated recording."""
+    from helpers import kernels, machine
+    from helpers.kernel_registry import registry
+
+    reg = registry()
+    picks = [launches.plan("reduce_v9", "reduce_v9<64>", k) for k in range(4)]
+    picks += [launches.plan("warp_diverged", "diverged_kernel<0, false>", k) for k in range(4)]
+    picks += [launches.plan("warp_aggregated", "compact_cg_kernel", 0), launches.plan("reduce_timing", "reduce_empty", 0),
+              launches.plan("reduce_timing", "reduce_spin", 0)]
+    mods, rows, arrays = {}, [], {}
+    for i, l in enumerate(picks):
+        if l.file not in mods:
+            c = kernels.compiled(l.file, "compute_90", reg[l.file], options=("-lineinfo",))
+            mods[l.file] = {"ptx": c.ptx, "lowered": c.lowered}
+        args = launches.arguments(l)
+        rows.append({"key": f"L{i:04d}", "launch": l.to_dict(), "status": "ok", "checksum": launches.input_checksum(l, args)})
+        machine.RawModule(ptx=mods[l.file]["ptx"]).get_function(mods[l.file]["lowered"][l.expr])(l.grid, l.block, tuple(args))
+        for pos, arg in launches.output_names(l):
+            arrays[f"L{i:04d}.{arg.name}"] = args[pos]
+    store.write_json_gz(store.KERNELS, {"stamp": {"gpu": "fabricated"}, "modules": mods, "launches": rows}, tmp_path)
+    store.write_arrays(store.KERNELS, arrays, tmp_path)
+    rec = replay.KernelRecording(tmp_path)
+    out = replay.replay_kernels(rec, rec.rows)
+    assert [o.status for o in out] == ["match"] * len(out), [(o.name, o.error, o.mismatches[:2]) for o in out]
+    assert any(l.grid[0] > 1 for l in picks[:4]) and any(l.grid[0] == 1 for l in picks[:4])
+    for l, o in zip(picks, out):
+        if l.family == "v9":
+            assert o.issues == (("race",) if l.grid[0] > 1 else ()), (l.id, o.issues)
+        if launches.undefined_by_contract(l):
+            assert o.compared == 0 and o.undefined > 0, l.id
+    assert {launches.undefined_by_contract(l) for l in picks[4:8]} == {True, False}
+    cg = next(i for i, l in enumerate(picks) if l.family == "compact_cg")
+    key = f"L{cg:04d}.atomics"
+    rec.arrays[key] = rec.arrays[key] + 1          # the GPU split a warp's passing lanes: allowed
+    assert replay.replay_launch(rec, rec.rows[cg]).status == "match"
+    rec.arrays[key] = rec.arrays[key] - 2          # fewer atomics than warps with a passing lane: not
+    assert replay.replay_launch(rec, rec.rows[cg]).status == "mismatch"
