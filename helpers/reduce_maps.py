@@ -225,7 +225,7 @@ def barriers(version: str, block: int = 256) -> dict[str, int]:
     blocks (warp 0 publishes and collects), two beyond (the ticket broadcast), plus the last
     block's own (not counted); counted here for its small-grid path.
     """
-    if not is_one_of(version, ("v6", "v7", "v8", "onepass")):
+    if not is_one_of(version, ("v6", "v7", "v8", "onepass", "v9")):
         _check(version, block)
     if not is_integer(block) or block not in _BLOCKS:
         raise ValueError(f"block must be a power of two in [64, 1024] ({', '.join(map(str, _BLOCKS))}); "
