@@ -318,7 +318,8 @@ def match_any(values: np.ndarray, mask: np.ndarray, active: np.ndarray,
               exited: Optional[np.ndarray] = None) -> LaneResult:
     """``__match_any_sync``: for each calling lane, the calling lanes holding an equal value."""
     calling = callers(mask, active) & call_defined(mask, active, exited)[:, None]
-    same = (values[:, :, None] == values[:, None, :]) & calling[:, None, :]
+    same = values[:, :, None] == values[:, None, :]
+    same &= calling[:, None, :]          # in place: one (chunk, 32, 32) temporary, not two
     out = pack_bits(same.reshape(-1, LANES)).reshape(values.shape)
     return LaneResult(np.where(calling, out, 0).astype(np.uint32), calling)
 

@@ -100,7 +100,7 @@ def _shuffle(mode: str, values: Any, b: Any, width: int, mask: Any, active: Any,
 
 
 def shfl_down(values: Any, delta: int, width: int = 32, mask: Any = params.FULL_MASK, active: Any = None,
-              exited: Any = None, backend: Optional[str] = None) -> ShuffleResult:
+              backend: Optional[str] = None, *, exited: Any = None) -> ShuffleResult:
     """``__shfl_down_sync(mask, values, delta, width)``: lane l reads lane l + delta of its segment.
 
     A lane whose source lies past the end of its ``width``-lane segment gets its own value back
@@ -110,13 +110,13 @@ def shfl_down(values: Any, delta: int, width: int = 32, mask: Any = params.FULL_
 
 
 def shfl_up(values: Any, delta: int, width: int = 32, mask: Any = params.FULL_MASK, active: Any = None,
-            exited: Any = None, backend: Optional[str] = None) -> ShuffleResult:
+            backend: Optional[str] = None, *, exited: Any = None) -> ShuffleResult:
     """``__shfl_up_sync``: lane l reads lane l - delta; the lowest ``delta`` lanes of each segment keep their own."""
     return _shuffle("up", values, delta, width, mask, active, exited, backend)
 
 
 def shfl_xor(values: Any, lane_mask: int, width: int = 32, mask: Any = params.FULL_MASK, active: Any = None,
-             exited: Any = None, backend: Optional[str] = None) -> ShuffleResult:
+             backend: Optional[str] = None, *, exited: Any = None) -> ShuffleResult:
     """``__shfl_xor_sync``: lane l reads lane l ^ lane_mask.
 
     A partner in a *later* segment is out of reach: the lane keeps its own value. A partner in an
@@ -126,7 +126,7 @@ def shfl_xor(values: Any, lane_mask: int, width: int = 32, mask: Any = params.FU
 
 
 def shfl_idx(values: Any, src_lane: Any, width: int = 32, mask: Any = params.FULL_MASK, active: Any = None,
-             exited: Any = None, backend: Optional[str] = None) -> ShuffleResult:
+             backend: Optional[str] = None, *, exited: Any = None) -> ShuffleResult:
     """``__shfl_sync``: lane l reads ``src_lane`` (one integer, or one per lane) of its own segment.
 
     A source outside [0, width) is taken modulo ``width``, as the Programming Guide defines.
@@ -146,8 +146,8 @@ def _vote(fn: Callable[..., VoteResult], kind: str, predicate: Any, mask: Any, a
     return call.vote_result(out)
 
 
-def ballot(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-           backend: Optional[str] = None) -> VoteResult:
+def ballot(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None,
+           backend: Optional[str] = None, *, exited: Any = None) -> VoteResult:
     """``__ballot_sync(mask, predicate)``: per warp, a uint32 with bit l set iff lane l is in
     ``mask``, calls, and its predicate is non-zero. Lanes outside ``mask``, exited lanes and lanes
     elsewhere contribute 0; a mask naming a lane that is elsewhere makes the result undefined. The
@@ -160,14 +160,14 @@ def ballot(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None, exi
     return _vote(_emu.ballot, "ballot", predicate, mask, active, exited, backend)
 
 
-def any_sync(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-             backend: Optional[str] = None) -> VoteResult:
+def any_sync(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None,
+             backend: Optional[str] = None, *, exited: Any = None) -> VoteResult:
     """``__any_sync``: per warp, true iff any calling lane's predicate is non-zero (a :class:`VoteResult`)."""
     return _vote(_emu.any_sync, "any", predicate, mask, active, exited, backend)
 
 
-def all_sync(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-             backend: Optional[str] = None) -> VoteResult:
+def all_sync(predicate: Any, mask: Any = params.FULL_MASK, active: Any = None,
+             backend: Optional[str] = None, *, exited: Any = None) -> VoteResult:
     """``__all_sync``: per warp, true iff every calling lane's predicate is non-zero (a :class:`VoteResult`)."""
     return _vote(_emu.all_sync, "all", predicate, mask, active, exited, backend)
 
@@ -201,26 +201,26 @@ def _collective(kind: str, values: Any, mask: Any, active: Any, exited: Any, bac
     return LaneResult(call.lanes(r.values), call.lanes(r.defined))
 
 
-def match_any(values: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-              backend: Optional[str] = None) -> LaneResult:
+def match_any(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
+              backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
     """``__match_any_sync`` (int32/uint32): per calling lane, the uint32 set of calling lanes with an equal value."""
     return _collective("match_any", values, mask, active, exited, backend)
 
 
-def reduce_add(values: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-               backend: Optional[str] = None) -> LaneResult:
+def reduce_add(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
+               backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
     """``__reduce_add_sync`` (int32/uint32, compute capability 8.0+): every calling lane gets the sum, mod 2**32."""
     return _collective("add", values, mask, active, exited, backend)
 
 
-def reduce_min(values: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-               backend: Optional[str] = None) -> LaneResult:
+def reduce_min(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
+               backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
     """``__reduce_min_sync`` (int32/uint32, compute capability 8.0+)."""
     return _collective("min", values, mask, active, exited, backend)
 
 
-def reduce_max(values: Any, mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None,
-               backend: Optional[str] = None) -> LaneResult:
+def reduce_max(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
+               backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
     """``__reduce_max_sync`` (int32/uint32, compute capability 8.0+)."""
     return _collective("max", values, mask, active, exited, backend)
 
