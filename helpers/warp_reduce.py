@@ -96,18 +96,18 @@ class ShufflePtx:
 
 def shuffle_ptx(dtype: str = "float64", arch: str = "sm_90") -> ShufflePtx:
     """The shfl.sync instructions of ``WarpReduceSum<T>`` (kernels/warp_reduce_sum.cu) in the PTX
-    NVRTC makes for ``arch``, no GPU needed. PTX's ``shfl.sync`` moves 32 bits (``.b32`` is its only
-    type), so a 64-bit ``T`` is split into two halves (``mov.b64 {lo, hi}``), each half shuffled by
-    its own instruction, and joined again: twice as many shuffles as for a 32-bit ``T``.
-
-    Raises :class:`helpers.nvrtc.NvrtcUnavailable` where NVRTC is missing.
+    NVRTC made for ``arch``, read from the shipped PTX (:func:`helpers.kernels.shipped_ptx`), so it
+    is the same on every machine, with or without NVRTC. PTX's ``shfl.sync`` moves 32 bits
+    (``.b32`` is its only type), so a 64-bit ``T`` is split into two halves (``mov.b64 {lo, hi}``),
+    each half shuffled by its own instruction, and joined again: twice as many shuffles as for a
+    32-bit ``T``.
     """
     from . import nb
 
     name = np.dtype(dtype).name
     if name not in _CTYPES:
         raise ValueError(f"dtype must be one of {', '.join(_CTYPES)}; got {dtype!r}")
-    text = kernels.ptx("warp_reduce_sum", arch, [f"warp_reduce_sum_kernel<{_CTYPES[name]}>"])
+    text = kernels.shipped_ptx("warp_reduce_sum", f"warp_reduce_sum_kernel<{_CTYPES[name]}>", arch).function()
     lines = nb.ptx_constants(text, "").splitlines()
     shfl = [i for i, line in enumerate(lines) if line.startswith("shfl.sync")]
     first = [i for i in shfl if ", 16, " in lines[i]]
