@@ -24,10 +24,12 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
-from matplotlib.transforms import TransformedPath
+from matplotlib.text import Text
+from matplotlib.transforms import IdentityTransform, TransformedPath
 
 from . import style
 from .emulator import ELSEWHERE, EXITED, ShuffleResult, VoteResult
@@ -177,9 +179,71 @@ def _add(ax: Axes, patch: Patch) -> None:
     ax.add_artist(patch)
 
 
+class _StampedText(Text):
+    """A short Text that Agg draws from a stamp: its rendering, made once per look and reused.
+
+    Speed again: drawing a text costs matplotlib (3.11) about a millisecond of font layout and
+    glyph rendering, most of a lane figure's drawing time, and the same lane numbers and values are
+    drawn at every redraw. A stamp is the text rendered alone, at the same size, colour, rotation,
+    alignment and dpi, then blitted at the text's anchor rounded to a whole pixel (at most half a
+    pixel from where the text itself would land). Other renderers (SVG, PDF), long or multi-line
+    text, math, and text with a background box draw as a plain Text.
+    """
+
+    _stamps: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
+    MAX_CHARS, MAX_STAMPS = 12, 4096
+
+    def _stampable(self, renderer: Any) -> bool:
+        s = self.get_text()
+        return (type(renderer) is RendererAgg and 0 < len(s) <= self.MAX_CHARS and "\n" not in s and "$" not in s
+                and self.get_bbox_patch() is None and not self.get_path_effects() and not self.get_usetex())
+
+    def _stamp(self, dpi: float) -> tuple[Optional[np.ndarray], float, float]:
+        key = (self.get_text(), hash(self.get_fontproperties()), str(self.get_color()), self.get_alpha(),
+               self.get_rotation(), self.get_horizontalalignment(), self.get_verticalalignment(),
+               self.get_antialiased(), dpi)
+        stamp = self._stamps.get(key)
+        if stamp is None:
+            side = int(2.5 * (len(self.get_text()) + 2) * self.get_fontsize() * dpi / 72) + 8
+            canvas = RendererAgg(side, side, dpi)
+            alone = Text(side / 2, side / 2, self.get_text(), transform=IdentityTransform(),
+                         fontproperties=self.get_fontproperties(), color=self.get_color(), alpha=self.get_alpha(),
+                         rotation=self.get_rotation(), ha=self.get_horizontalalignment(),
+                         va=self.get_verticalalignment(), antialiased=self.get_antialiased())
+            alone.set_figure(Figure(dpi=dpi))
+            alone.draw(canvas)
+            pixels = np.asarray(canvas.buffer_rgba())
+            rows, cols = np.nonzero(pixels[..., 3])
+            if rows.size == 0:
+                stamp = (None, 0.0, 0.0)
+            else:
+                top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+                # draw_image wants the bottom row first; (dx, dy): from the image's corner to the anchor
+                image = np.ascontiguousarray(pixels[top:bottom, left:right][::-1])
+                stamp = (image, side / 2 - left, side / 2 - (side - bottom))
+            if len(self._stamps) >= self.MAX_STAMPS:
+                self._stamps.clear()
+            self._stamps[key] = stamp
+        return stamp
+
+    def draw(self, renderer: Any) -> None:
+        if not self.get_visible() or not self._stampable(renderer):
+            return super().draw(renderer)
+        image, dx, dy = self._stamp(renderer.dpi)
+        if image is not None:
+            x, y = self.get_transform().transform(self.get_unitless_position())
+            gc = renderer.new_gc()
+            self._set_gc_clip(gc)
+            renderer.draw_image(gc, round(x - dx), round(y - dy), image)
+            gc.restore()
+        self.stale = False
+
+
 def _text(ax: Axes, x: float, y: float, s: str, **kw: Any) -> None:
-    """``ax.text`` centred on (x, y), without its clip-path update (see above)."""
-    ax.text(x, y, s, **{"ha": "center", "va": "center", "clip_path": _clip(ax), **kw})
+    """``ax.text`` centred on (x, y), without its clip-path update (see above), drawn from a stamp."""
+    text = _StampedText(x, y, s, **{"ha": "center", "va": "center", **kw})
+    text.set_clip_path(_clip(ax))
+    ax.add_artist(text)
 
 
 def draw_segments(ax: Axes, width: int, y0: float, y1: float) -> None:
