@@ -230,8 +230,8 @@ class _StampedText(Text):
         if not self.get_visible() or not self._stampable(renderer):
             return super().draw(renderer)
         image, dx, dy = self._stamp(renderer.dpi)
-        if image is not None:
-            x, y = self.get_transform().transform(self.get_unitless_position())
+        x, y = self.get_transform().transform(self.get_unitless_position())
+        if image is not None and np.isfinite(x) and np.isfinite(y):
             gc = renderer.new_gc()
             self._set_gc_clip(gc)
             renderer.draw_image(gc, round(x - dx), round(y - dy), image)
