@@ -89,6 +89,7 @@ def test_indices_are_64_bit() -> None:
         assert "static_cast<long long>(blockIdx.x)" in src
 
 
+@pytest.mark.needs_nvrtc
 @pytest.mark.parametrize("arch", kernels.ARCHS)
 def test_v9_streaming_build_compiles_and_streams(arch: str) -> None:
     """v9's evict-first build (-DREDUCE_STREAM=1, chosen past the L2) compiles for every arch, and
