@@ -714,6 +714,18 @@ class Launch:
         words = (w0[:, None] + np.arange(nw)).ravel()
         return words, None, np.repeat(np.arange(flat.size), nw)
 
+    def _conflicts(self, sp: mem.Space, ins, hazard: str, recs: np.ndarray, tids: np.ndarray, bm,
+                   words: np.ndarray) -> np.ndarray:
+        """Which records ``recs`` (one per word this access by ``tids`` touches) it races with: a
+        record on the same bytes that nothing orders before it (:meth:`_ordered`). Reports them."""
+        live = recs[:, TID] >= 0
+        if bm is not None:
+            live &= (recs[:, BYTES] & bm) != 0
+        if live.any():
+            live &= ~self._ordered(recs, tids, ins.index)
+            self._race(sp, ins, hazard, tids, recs, live, words)
+        return live
+
     def _race(self, sp: mem.Space, ins, hazard: str, rec_tids, recs, live, words) -> None:
         """Report live conflicting records as races (aggregated by the two PCs and the hazard)."""
         if not live.any():
@@ -819,13 +831,8 @@ class Launch:
                 tids = G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
-                W = sp.W[words]
-                live = W[:, TID] >= 0
-                if bm is not None:
-                    live &= (W[:, BYTES] & bm) != 0
+                live = self._conflicts(sp, ins, "RAW", sp.W[words], wt, bm, words)
                 if live.any():
-                    live &= ~self._ordered(W, wt, ins.index)
-                    self._race(sp, ins, "RAW", wt, W, live, words)
                     changed = live & sp.w_chg[words]
                     if changed.any():
                         badel = np.zeros(pos.size, bool)
@@ -888,28 +895,16 @@ class Launch:
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
                 chg = chg_el if eidx is None else chg_el[eidx]
-                W = sp.W[words]
-                live = W[:, TID] >= 0
-                if bm is not None:
-                    live &= (W[:, BYTES] & bm) != 0
+                live = self._conflicts(sp, ins, "WAW", sp.W[words], wt, bm, words)
                 if live.any():
-                    live &= ~self._ordered(W, wt, ins.index)
-                    self._race(sp, ins, "WAW", wt, W, live, words)
                     lost = np.zeros(pos.size, bool)
                     lc = live & chg
                     lost[lc if eidx is None else eidx[lc]] = True
                     d &= ~lost if vec == 1 else ~lost[:, None]
                 for R in (sp.R1, sp.R2):
-                    rt = R[words, TID]
-                    lr = rt >= 0
-                    if not lr.any():
-                        continue
                     Rr = R[words]
-                    if bm is not None:
-                        lr &= (Rr[:, BYTES] & bm) != 0
+                    lr = self._conflicts(sp, ins, "WAR", Rr, wt, bm, words)
                     if lr.any():
-                        lr &= ~self._ordered(Rr, wt, ins.index)
-                        self._race(sp, ins, "WAR", wt, Rr, lr, words)
                         hit = lr & chg
                         for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
                             key = (int(rt_), int(rpc))
