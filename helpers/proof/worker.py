@@ -66,14 +66,17 @@ def gpu_launch(fn: Any, grid: tuple[int, ...], block: tuple[int, ...], args: lis
 
 
 def _device(a: np.ndarray) -> Any:
-    """``a`` on the GPU; a view ``base[k:]`` stays a view ``k`` elements into a copy of its base, so
-    its address has the same misalignment as on the host (the float4 kernels' head path)."""
+    """``a`` on the GPU, same dtype and bytes; a view into a contiguous base stays a view at the same
+    byte offset into a copy of that base, so its address has the same misalignment as on the host
+    (the float4 kernels' head path). The base may have another dtype (a float64 view of uint32 words):
+    the offset and the length are counted in bytes, never in the base's elements."""
     import cupy
 
-    if isinstance(a.base, np.ndarray) and a.base.ndim == 1 and a.ndim == 1:
-        root = a.base
-        k = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
-        return cupy.asarray(root)[k:k + a.size]
+    base = a.base
+    if isinstance(base, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous and base.flags.c_contiguous:
+        off = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        raw = cupy.asarray(base.reshape(-1).view(np.uint8))
+        return raw[off:off + a.nbytes].view(a.dtype)
     return cupy.asarray(a)
 
 
@@ -90,6 +93,9 @@ def run(spec: dict[str, Any], out: Path, say: Callable[[str], None] = print) -> 
             sums[key] = rand.checksum(*(np.asarray(a) for a in args))
             got = gpu_launch(mod.get_function(it["function"]), obj.grid, obj.block, args, obj.shared_mem)
             for pos, name in outs:
+                if got[pos].dtype != args[pos].dtype or got[pos].shape != args[pos].shape:
+                    raise TypeError(f"{name} came back as {got[pos].dtype}{got[pos].shape}, "
+                                    f"not {args[pos].dtype}{args[pos].shape}")
                 arrays[f"{key}.{name}"] = got[pos]
         except Exception as exc:  # a CUDA error: the context may be gone; the caller restarts us
             say(f"@@error {key} {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")

@@ -58,7 +58,11 @@ def test_warp_api_on_many_warps_equals_emulator() -> None:
         assert np.array_equal(g.values, e.values) and np.array_equal(g.defined, e.defined)
     g, e = warp.shfl_down(v, 3, 16, active=active, backend=GPU), warp.shfl_down(v, 3, 16, active=active, backend=EMU)
     assert np.array_equal(g.values, e.values) and np.array_equal(g.defined, e.defined)
-    assert np.array_equal(warp.ballot(v > 2, active=active, backend=GPU), warp.ballot(v > 2, active=active, backend=EMU))
+    # lanes not active are alive elsewhere (every ballot undefined), then exited (every ballot defined)
+    for exited in (None, ~active):
+        g, e = (warp.ballot(v > 2, active=active, exited=exited, backend=b) for b in (GPU, EMU))
+        assert np.array_equal(g.values, e.values) and np.array_equal(g.defined, e.defined)
+        assert bool(np.all(g.defined)) == (exited is not None)
 
 
 def test_numpy_integers_reach_the_kernels() -> None:
