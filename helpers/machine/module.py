@@ -46,18 +46,22 @@ class RawModule:
 
     ``RawModule(code=SOURCE, options=(...), name_expressions=(...))`` compiles CUDA C++ through NVRTC
     to PTX (``-lineinfo`` and ``-arch=compute_90`` are added unless given; ``--filename=NAME`` names
-    the source in line info). ``RawModule(ptx=TEXT)`` takes PTX directly. Parsing is cached.
+    the source in line info). ``RawModule(ptx=TEXT, lowered={expr: mangled})`` takes PTX directly (with
+the name expressions NVRTC lowered, when it came from a compilation). Parsing is cached.
     """
 
     def __init__(self, code: Optional[str] = None, options: Sequence[str] = (),
-                 name_expressions: Optional[Sequence[str]] = None, *, ptx: Optional[str] = None) -> None:
+                 name_expressions: Optional[Sequence[str]] = None, *, ptx: Optional[str] = None,
+                 lowered: Optional[dict[str, str]] = None) -> None:
         if (code is None) == (ptx is None):
             raise ValueError("RawModule needs exactly one of code= (CUDA C++) or ptx= (PTX text)")
+        if lowered is not None and ptx is None:
+            raise ValueError("lowered= ({name expression: mangled name}) goes with ptx=; code= makes its own")
         self.lowered: dict[str, str] = {}
         if code is not None:
             self.ptx, self.lowered = _compile(code, tuple(options), tuple(name_expressions or ()))
         else:
-            self.ptx = ptx
+            self.ptx, self.lowered = ptx, dict(lowered or {})
         self.module = _parse(hashlib.sha1(self.ptx.encode()).hexdigest(), self.ptx)
 
     @property
