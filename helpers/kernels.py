@@ -381,10 +381,10 @@ def _includes(name: str) -> list[Path]:
 def inputs_digest(name: str, arch: str, defines: Sequence[str] = (), name_expressions: Sequence[str] = (),
                   options: Sequence[str] = SHIPPED_OPTIONS) -> str:
     """SHA-256 of everything in the project a compilation depends on: the file and each project
-    header it includes, the arch, defines, options and name expressions. A shipped file whose digest
-    differs from the current one is stale."""
+    header it includes, the arch, defines, options and the set of name expressions. A shipped file
+    whose digest differs from the current one is stale."""
     parts = {"program": program_name(name), "arch": arch, "defines": list(defines), "options": list(options),
-             "name_expressions": list(name_expressions),
+             "name_expressions": sorted(name_expressions),   # a set: the order they were registered in is no input
              "sources": {p.relative_to(KERNELS_DIR).as_posix(): p.read_text() for p in _includes(name)}}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 

@@ -33,12 +33,9 @@ def _module(name: str, name_expressions: tuple[str, ...], defines: tuple[str, ..
     except (ValueError, FileNotFoundError):
         shipped = None
     if shipped is not None and all(e in shipped.lowered for e in name_expressions):
-        from .kernel_registry import registry   # it gathers the topic modules' lists: they import this module
-
-        registered = registry().get(name, ())
         entry = next(e for e in kernels.manifest()["ptx"]
                      if (e["name"], e["arch"], e["defines"]) == (name, MACHINE_ARCH, list(defines)))
-        if entry["inputs"] == kernels.inputs_digest(name, MACHINE_ARCH, defines, registered):
+        if entry["inputs"] == kernels.inputs_digest(name, MACHINE_ARCH, defines, tuple(shipped.lowered)):
             return machine.RawModule(ptx=shipped.text, lowered=shipped.lowered)
         stale = True
     else:
