@@ -133,11 +133,15 @@ def _lanes(mask: int) -> np.ndarray:
     return (int(mask) >> np.arange(WARP)) & 1 == 1
 
 
-@functools.lru_cache(maxsize=len(TREE_VERSIONS) * len(_BLOCKS))
 def measure(version: str, block: int = 256) -> TreeMap:
     """The machine's map of ``reduce_<version><block>``'s block tree (cached per version and block)."""
     _check(version, block)
-    report = _one_block(version, int(block), trace=True)
+    return _measure(version, int(block))
+
+
+@functools.lru_cache(maxsize=len(TREE_VERSIONS) * len(_BLOCKS))
+def _measure(version: str, block: int) -> TreeMap:
+    report = _one_block(version, block, trace=True)
     tr = report.trace
     ptx = tr.ptx
     warps = block // WARP
@@ -249,18 +253,22 @@ def first_step(version: str, block: int = 256) -> FirstStep:
     return FirstStep(int(block), working, int(block) - working, R.tile_size(version, block), m.first_add)
 
 
-@functools.lru_cache(maxsize=len(BARRIER_VERSIONS) * len(_BLOCKS))
 def barriers(version: str, block: int = 256) -> dict[str, int]:
     """``__syncthreads()`` (``bar.sync``) per block and ``__syncwarp()`` (``bar.warp.sync``) in warp 0,
     counted by the machine on the real kernel: one block of the trees; for v6 .. v9 and onepass two
     blocks, and the fewer of their two counts (the last block of onepass and v9 runs its own extra
     barriers to collect the partials)."""
     _check(version, block, BARRIER_VERSIONS)
+    return dict(_barriers(version, int(block)))
+
+
+@functools.lru_cache(maxsize=len(BARRIER_VERSIONS) * len(_BLOCKS))
+def _barriers(version: str, block: int) -> dict[str, int]:
     if version in TREE_VERSIONS:
         m = measure(version, block)
         return {"syncthreads": m.syncthreads, "syncwarp": m.syncwarp}
-    warps = int(block) // WARP
-    tr = _one_block(version, int(block), trace=True, grid=2).trace
+    warps = block // WARP
+    tr = _one_block(version, block, trace=True, grid=2).trace
     counts = []
     for b in range(2):
         ev = tr.for_warp(b * warps)
