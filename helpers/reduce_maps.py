@@ -223,9 +223,14 @@ def shared_traffic(version: str, block: int = 256) -> dict[str, int]:
     the grid to compare with Nsight Compute's ``smsp__sass_inst_executed_op_shared_ld.sum`` and
     ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`` (``helpers.proof.counters``)."""
     _check(version, block)
+    return dict(_shared_traffic(version, int(block)))
+
+
+@functools.lru_cache(maxsize=len(TREE_VERSIONS) * len(_BLOCKS))
+def _shared_traffic(version: str, block: int) -> dict[str, int]:
     from .proof.counters import machine_counters
 
-    m = machine_counters(version, int(block), blocks=1)
+    m = machine_counters(version, block, blocks=1)
     return {"ld_requests": int(m["shared_ld_requests"]),
             "ld_extra_wavefronts": int(m["shared_ld_wavefronts"] - m["shared_ld_requests"]),
             "st_requests": int(m["shared_st_requests"]),
