@@ -165,7 +165,7 @@ def _functions_ptx(ptx: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     cur = None
     for line in ptx.splitlines():
-        m = re.match(r"\.visible \.entry (\w+)\(", line)
+        m = re.match(r"\.(?:visible|weak) \.entry (\w+)\(", line)   # templates are .weak
         if m:
             cur = m.group(1)
             out[cur] = []
