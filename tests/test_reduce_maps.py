@@ -144,3 +144,17 @@ def test_machine_sizes_are_bounded_and_say_so() -> None:
     r = R.reduce_sum(np.ones(1000, np.float32), "v3", backend="emulator")
     assert (r.value, r.engine, r.grids) == (1000.0, "machine", (2, 1))
     assert R.machine_resident_blocks(256) == 1056
+
+
+def test_the_recorded_sass_differs_from_the_ptx_where_notebook_05_says() -> None:
+    """ptxas if-converts v0..v2's guard (one SASS branch against the PTX's ten); v1's SASS has one
+    shared load fewer than its PTX, v4's more (data/machine_sass.json.gz)."""
+    from helpers.proof import counters as P
+
+    c = {v: P.sass_counts(v) for v in ("v0", "v1", "v2", "v4")}
+    if any(x is None for x in c.values()):
+        pytest.skip("data/machine_sass.json.gz is not here")
+    for v in ("v0", "v1", "v2"):
+        assert (c[v]["ptx"]["branch"], c[v]["sass"]["branch"]) == (10, 1), v
+    assert c["v1"]["sass"]["shared load"] < c["v1"]["ptx"]["shared load"]
+    assert c["v4"]["sass"]["shared load"] > c["v4"]["ptx"]["shared load"]
