@@ -1,5 +1,6 @@
 """Figures of the reduction ladder: benchmark charts drawn from a run (live or recorded), and maps
-drawn from :mod:`helpers.reduce_maps` (the kernels' index arithmetic). Never from typed-in numbers.
+drawn from :mod:`helpers.reduce_maps` (measured: the SIMT machine's trace of the real kernels).
+Never from typed-in numbers.
 
 Colours and conventions come from :mod:`helpers.style`: a warp is a row of 32 lanes, warps are
 stacked; working lanes are filled, idle lanes grey.
@@ -24,7 +25,6 @@ from .reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
 _IDLE = style.INACTIVE
-_WASTED = style.KEEPS_OWN  # executes the add, but nobody reads the result (v4's warp steps)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,32 +179,30 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
 
 
 # ---------------------------------------------------------------------------------------------
-# Maps from the index arithmetic
+# Maps measured on the SIMT machine (helpers.reduce_maps)
 
 def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None) -> Figure:
-    """Which lanes of each warp execute the add at each step of ``version``'s tree (warps stacked,
-    32 lanes per row). Filled: working; orange: executing for nothing (v4's warp steps);
-    grey: idle. A red tick marks a divergent warp (some lanes in the branch, some not)."""
+    """Which lanes of each warp executed the add at each step of ``version``'s tree (warps stacked,
+    32 lanes per row), measured on the SIMT machine. Filled: working; grey: idle. A red tick marks
+    a divergent warp (some lanes in the branch, some not)."""
     steps = reduce_maps.tree_steps(version, block)[:max_steps]
     active = reduce_maps.active_lanes(version, block)[: len(steps)]
-    useful = reduce_maps.useful_lanes(version, block)[: len(steps)]
     divergent = reduce_maps.divergent_warps(version, block)[: len(steps)]
     cols = min(4, len(steps))
     rows = -(-len(steps) // cols)
     warps = block // reduce_maps.WARP
     fig, axes = plt.subplots(rows, cols, figsize=(style.FIG_WIDTH, rows * (0.5 + 0.16 * warps) + 0.4),
                              squeeze=False)
-    cmap = ListedColormap([_IDLE, _WASTED, _WORK])
+    cmap = ListedColormap([_IDLE, _WORK])
     for k, ax in enumerate(axes.flat):
         if k >= len(steps):
             ax.axis("off")
             continue
-        state = np.where(useful[k], 2, np.where(active[k], 1, 0))
-        ax.imshow(state, cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
+        ax.imshow(active[k].astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
         ticks = np.flatnonzero(divergent[k])
         if ticks.size:   # one artist for all of a step's ticks: the ladder explorer redraws this figure
             ax.plot(np.full(ticks.size, -1.2), ticks, ">", color=style.VERMILION, ms=4, clip_on=False)
-        ax.set_title(f"s = {steps[k].stride}: {int(useful[k].sum())} working", fontsize=8)
+        ax.set_title(f"s = {steps[k].stride}: {int(active[k].sum())} working", fontsize=8)
         # Lane numbers under the bottom panel of each column, warp numbers left of each row: the
         # panels line up, and every label drawn costs the explorer time.
         bottom = k + cols >= len(steps)
@@ -217,10 +215,9 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
             ax.set_ylabel("warp", fontsize=7)
     handles = [Patch(color=_WORK, label="working"), Patch(color=_IDLE, label="idle"),
                Patch(color=style.VERMILION, label="divergent warp (tick)")]
-    if (active & ~useful).any():
-        handles.insert(1, Patch(color=_WASTED, label="executes, result unused"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
-    fig.suptitle(f"reduce_{version}<{block}>: who works at each step", fontsize=11)
+    fig.suptitle(f"reduce_{version}<{block}>: who works at each step (measured: SIMT machine, one block)",
+                 fontsize=11)
     _fixed_margins(fig, rows, top=0.75, bottom=0.7, gap=0.32)
     return fig
 
@@ -236,7 +233,8 @@ def _fixed_margins(fig: Figure, rows: int, *, top: float, bottom: float, gap: fl
 
 
 def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 256) -> Figure:
-    """Bank-conflict degree of each warp (columns) at each step (rows), one heatmap per version.
+    """Bank-conflict degree of each warp (columns) at each step (rows), one heatmap per version,
+    measured on the SIMT machine (wavefronts of the warp's shared requests in the step).
     1 = conflict-free; k = the request takes k wavefronts; grey = the warp makes no request."""
     fig, axes = plt.subplots(1, len(versions), figsize=(style.FIG_WIDTH, 3.6), squeeze=False)
     levels = [0, 1, 2, 4, 8, 16, 32]
@@ -259,24 +257,22 @@ def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 2
     handles = [Patch(color=c, label=("no request" if lv == 0 else "conflict-free" if lv == 1 else f"{lv}-way"))
                for lv, c in zip(levels, colours)]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
-    fig.suptitle("Shared-memory bank conflicts per warp and step (32 banks of 4 bytes)", fontsize=11)
+    fig.suptitle("Shared-memory bank conflicts per warp and step (32 banks of 4 bytes; measured: SIMT machine)",
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0.08, 1, 0.94))
     return fig
 
 
 def first_step_figure(versions: Sequence[str] = ("v2", "v3"), block: int = 256) -> Figure:
-    """The first add of each version: threads that add something (filled) and threads that only
-    loaded (grey), warps stacked. v2's first tree step leaves half the block idle; v3 adds while
-    loading, so every thread works (and a block covers twice the elements)."""
+    """The first add of each version, measured on the SIMT machine: threads that add something
+    (filled) and threads that only loaded (grey), warps stacked. v2's first tree step leaves half
+    the block idle; v3 adds while loading, so every thread works (and a block covers twice the
+    elements)."""
     fig, axes = plt.subplots(1, len(versions), figsize=(style.FIG_WIDTH, 0.6 + 0.25 * block / 32), squeeze=False)
     cmap = ListedColormap([_IDLE, _WORK])
     for ax, version in zip(axes.flat, versions):
         fs = reduce_maps.first_step(version, block)
-        if fs.idle:
-            working = reduce_maps.active_lanes(version, block)[0]
-        else:
-            working = np.ones((block // reduce_maps.WARP, reduce_maps.WARP), bool)
-        ax.imshow(working.astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.imshow(fs.lanes.astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
         ax.set_title(f"{version}: {fs.working} of {fs.threads} threads add, {fs.elements_per_block} elements/block",
                      fontsize=9)
         ax.set_xticks([0, 31])
@@ -285,13 +281,14 @@ def first_step_figure(versions: Sequence[str] = ("v2", "v3"), block: int = 256) 
         ax.tick_params(labelsize=7)
     fig.legend(handles=[Patch(color=_WORK, label="adds"), Patch(color=_IDLE, label="idle (loaded only)")],
                loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.suptitle("The first add (measured: SIMT machine, one block)", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
 def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figure:
-    """``__syncthreads()`` per block of every version (and warp 0's ``__syncwarp()``), counted from
-    the trees: the barriers v4 removes, and the one barrier left with shuffles."""
+    """``__syncthreads()`` per block of every version (and warp 0's ``__syncwarp()``), counted by
+    the SIMT machine on the real kernels: the barriers v4 removes, and the one left with shuffles."""
     counts = [reduce_maps.barriers(v, block) for v in versions]
     x = np.arange(len(versions))
     fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 3.2))
@@ -303,7 +300,7 @@ def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figu
     ax.legend([a, b], ["__syncthreads() per block", "__syncwarp() in warp 0"], fontsize=8, frameon=False)
     ax.set_xticks(x, versions)
     ax.set_ylabel("barriers")
-    ax.set_title(f"Barriers per block, block = {block}", fontsize=11)
+    ax.set_title(f"Barriers per block, block = {block} (counted by the SIMT machine)", fontsize=11)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig
@@ -376,14 +373,14 @@ def _map_summary(version: str, block: int, n: int) -> str:
     slots = reduce_maps.lane_slots(version, block)
     grids = R.pass_grids(version, n, block)
     return "\n".join([
-        f"reduce_{version}<{block}> on n = {size_label(n)} ({n:,} float32, computed from the index arithmetic)",
+        f"reduce_{version}<{block}> on n = {size_label(n)} ({n:,} float32; per block: measured on the SIMT machine)",
         f"  launches: {len(grids)}, grids {' -> '.join(f'{g:,}' for g in grids)} blocks",
         f"  first add: {fs.working} of {fs.threads} threads add, {fs.idle} only load; {fs.elements_per_block} elements per block",
         f"  barriers per block: {bar['syncthreads']} __syncthreads(), {bar['syncwarp']} __syncwarp() in warp 0",
         f"  shared requests per block: {traffic['ld_requests']} loads (+{traffic['ld_extra_wavefronts']} conflict wavefronts), "
         f"{traffic['st_requests']} stores (+{traffic['st_extra_wavefronts']})",
-        f"  tree lane slots: {slots['useful']} useful adds; {slots['predicated_efficiency']:.0%} of slots used if "
-        f"predicated, {slots['branched_efficiency']:.0%} if idle warps branch past",
+        f"  tree lane slots (PTX): {slots['working']} working lanes in {slots['issued']} issued, "
+        f"{slots['efficiency']:.0%} used",
     ])
 
 

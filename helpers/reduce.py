@@ -12,6 +12,12 @@ and ``v9`` (ticket at the start, tagged partials; its block size, grid and loads
 A :class:`ReducePlan` holds the grids and the partial buffers for one (version, n, block), so a
 benchmark times launches, not allocations. :func:`reduce_sum` is the one-call convenience.
 
+On either engine, :func:`run_passes` runs every launch of a full reduction of a NumPy array through
+:mod:`helpers.launch`: on the GPU the values are the hardware's; without one the SIMT machine runs
+the same kernels' PTX lane by lane, for n up to :data:`MACHINE_MAX_N`, and its report (races,
+undefined values, counters, trace) comes with every launch. :func:`reduce_sum` and
+:func:`first_pass` take a NumPy array that way, a CuPy array on the GPU as before.
+
 CuPy is imported inside functions: importing this module needs no GPU, and the pure functions
 (:func:`grid_size`, :func:`pass_grids`, the checks) run anywhere.
 """
@@ -21,7 +27,7 @@ import functools
 import math
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .params import is_integer, is_one_of, quote
@@ -40,6 +46,13 @@ UNROLLS: tuple[int, ...] = (1, 2, 4, 8, 16)
 SEED_BLOCK = 128            # the seed launches reduce_v4<128> with 128 threads ...
 SEED_TILE = 2 * SEED_BLOCK  # ... and ceil(N / 256) blocks: 2 elements per thread
 MAX_GRID = 2**31 - 1        # gridDim.x limit
+# The SIMT machine runs every lane on the CPU: a full reduction of 2^16 floats takes a fraction of a
+# second per version, 2^20 several seconds. Beyond that, use a GPU.
+MACHINE_MAX_N = 2**20
+# The machine sizes the grid-stride grids as the H200 it is proven against would by its thread
+# limit (132 SMs x 2048 threads; the recorded v6<256> grid at 2^28 is 1,056 = 132 x 8 blocks).
+MACHINE_SM_COUNT = 132
+MACHINE_THREADS_PER_SM = 2048
 
 
 @dataclass(frozen=True)
@@ -260,7 +273,8 @@ def _require_gpu(what: str) -> None:
     d = detect()
     if not d.usable:
         raise RuntimeError(f"{what} launches kernels/reduce_*.cu on a CUDA GPU, and none is usable here: {d.reason}. "
-                           f"Without a GPU, the maps (helpers.reduce_maps) and the recorded runs still work")
+                           f"Without a GPU, pass a NumPy array (n <= {MACHINE_MAX_N:,}): the SIMT machine runs "
+                           f"the same kernels (helpers.reduce.run_passes)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -419,23 +433,146 @@ class ReduceResult:
     block: int
     n: int
     grids: tuple[int, ...]    # blocks of each launch: grids[0] is the first pass
+    engine: str = "cupy"      # "cupy" (the GPU) or "machine" (the SIMT machine)
 
     @property
     def launches(self) -> int:
         return len(self.grids)
 
 
-def reduce_sum(x: Any, version: str, block: Optional[int] = None) -> ReduceResult:
-    """Sum every element of ``x`` (a non-empty, contiguous float32 ``cupy.ndarray``) with one version.
+@dataclass(frozen=True)
+class ReduceRun:
+    """Every launch of one full reduction of a NumPy array (:func:`run_passes`), on one engine.
 
+    ``passes[k]`` is launch ``k``'s :class:`helpers.launch.Launch`: its arguments after the launch
+    (``outputs[1]``, the partials it wrote), which engine produced them, and the machine's report of
+    the same launch (always on the machine; on the GPU with ``check=True``).
+    """
+
+    value: float
+    version: str
+    block: int
+    n: int
+    grids: tuple[int, ...]
+    engine: str
+    passes: tuple[Any, ...] = field(repr=False)
+
+    @property
+    def defined(self) -> bool:
+        """Whether the machine says the sum is defined (True when no machine run was made)."""
+        last = self.passes[-1]
+        pos = 3 if self.version in ONE_LAUNCH else 1
+        return bool(last.defined(pos)[0])
+
+    def disagreements(self) -> list[str]:
+        """On the GPU with ``check=True``: where any pass's defined values differ between the GPU and
+        the machine, one line each, naming the pass (empty when they agree)."""
+        return [f"pass {k} (grid {g}): {d}" for k, (p, g) in enumerate(zip(self.passes, self.grids))
+                for d in p.disagreements()]
+
+
+def machine_resident_blocks(block: int = DEFAULT_BLOCK) -> int:
+    """The resident blocks the machine sizes a grid-stride grid with: an H200's thread limit,
+    (:data:`MACHINE_THREADS_PER_SM` // block) x :data:`MACHINE_SM_COUNT`."""
+    return MACHINE_THREADS_PER_SM // check_block(block) * MACHINE_SM_COUNT
+
+
+def check_machine_n(n: int) -> int:
+    """Return ``n`` if the SIMT machine takes it (1 <= n <= :data:`MACHINE_MAX_N`)."""
+    n = check_n(n)
+    if n > MACHINE_MAX_N:
+        raise ValueError(f"n (the number of elements in x) must be at most {MACHINE_MAX_N:,} (2^20) on the SIMT "
+                         f"machine, which runs every lane on the CPU (2^16 takes a fraction of a second per "
+                         f"version); got {n:,}. Use a smaller array, or a GPU (a cupy array) for larger n")
+    return n
+
+
+def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Optional[str] = None,
+               check: bool = False, trace: bool = False, unroll: int = DEFAULT_UNROLL) -> ReduceRun:
+    """Every launch of a full reduction of ``x`` (a non-empty, contiguous float32 NumPy array), each
+    through :func:`helpers.launch.launch`, on the engine ``backend`` picks (None: the GPU if one is
+    usable, else the SIMT machine; ``"emulator"`` is the machine).
+
+    On the machine n must be at most :data:`MACHINE_MAX_N`, and the grid-stride grids are sized as
+    on an H200 (:func:`machine_resident_blocks`). On the GPU ``check=True`` (or ``trace=True``) also
+    runs every launch on the machine on the same inputs (:meth:`ReduceRun.disagreements`).
+    ``version`` may be ``v4_legacy`` (its sum is undefined: the machine says so). ValueError names
+    the parameter that is not allowed.
+    """
+    from . import backend as _backend, launch as _launch
+    import numpy
+
+    version = check_version(version, racy_ok=True)
+    if not isinstance(x, numpy.ndarray):
+        raise TypeError(f"x must be a NumPy array (use reduce_sum for a cupy array); got "
+                        f"{type(x).__module__}.{type(x).__name__}")
+    n = check_array(x)
+    unroll = check_unroll(unroll)
+    engine = _backend.resolve(backend)
+    spec = _SPECS[version]
+    on_gpu = engine == "cupy"
+    if not on_gpu:
+        check_machine_n(n)
+    if block is None:
+        block = (default_block(version, n) if on_gpu else
+                 v9_block(n, MACHINE_SM_COUNT, unroll) if version == "v9" else DEFAULT_BLOCK)
+    block = check_block(block)
+    resident = None
+    if spec.grid_stride:
+        resident = resident_blocks(version, block, unroll) if on_gpu else machine_resident_blocks(block)
+    grids = pass_grids(version, n, block, resident, unroll)
+    stream = version == "v9" and on_gpu and v9_streams(n, _l2_bytes(_device_id()))
+    defines: tuple[str, ...] = ()
+    if spec.vector and not (version == "v9" and unroll == DEFAULT_UNROLL):
+        defines = (f"REDUCE_UNROLL={unroll}",)
+    if stream:
+        defines += ("REDUCE_STREAM=1",)
+    expr = kernel_name(version, block)
+    f32, i64 = numpy.float32, numpy.int64
+
+    def go(grid: int, args: tuple) -> Any:
+        return _launch.launch(spec.file, expr, grid, block, args, defines=defines, backend=engine,
+                              check=check, trace=trace)
+
+    if version == "onepass":
+        first = go(grids[0], (x, numpy.zeros(grids[0], f32), numpy.zeros(1, numpy.uint32), numpy.zeros(1, f32), i64(n)))
+        return ReduceRun(float(first.outputs[3][0]), version, block, n, grids, first.engine, (first,))
+    if version == "v9":
+        first = go(grids[0], (x, numpy.zeros(grids[0], numpy.uint64), numpy.zeros(2, numpy.uint32),
+                              numpy.zeros(1, f32), i64(n)))
+        return ReduceRun(float(first.outputs[3][0]), version, block, n, grids, first.engine, (first,))
+    passes = [go(grids[0], (x, numpy.zeros(grids[0], f32), i64(n)))]
+    for k in range(1, len(grids)):
+        partials = passes[-1].outputs[1]
+        passes.append(go(grids[k], (partials, numpy.zeros(grids[k], f32), i64(grids[k - 1]))))
+    return ReduceRun(float(passes[-1].outputs[1][0]), version, block, n, grids, passes[0].engine, tuple(passes))
+
+
+def _device_id() -> int:
+    import cupy
+
+    return int(cupy.cuda.Device().id)
+
+
+def reduce_sum(x: Any, version: str, block: Optional[int] = None, backend: Optional[str] = None) -> ReduceResult:
+    """Sum every element of ``x`` (a non-empty, contiguous float32 array) with one version.
+
+    ``x`` a ``cupy.ndarray``: on the GPU, as a :class:`ReducePlan`. ``x`` a NumPy array: through
+    :func:`run_passes` on the engine ``backend`` picks (without a GPU, the SIMT machine, n up to
+    :data:`MACHINE_MAX_N`).
     ``version`` is one of :data:`VERSIONS` (``"v0"`` ... ``"v8"``, ``"onepass"``, ``"v9"``); ``block`` a
     power of two in [64, 1024], or None for the version's :func:`default_block`. Runs the first
     pass and the second pass and waits for the result.
     Raises ValueError naming ``version``, ``block``, ``n`` or ``x`` when one is not allowed.
     """
+    import numpy
+
     check_version(version)
     if block is not None:
         check_block(block)
+    if isinstance(x, numpy.ndarray):
+        run = run_passes(x, version, block, backend=backend)
+        return ReduceResult(run.value, version, run.block, run.n, run.grids, run.engine)
     check_input(x)
     block = default_block(version, int(x.size)) if block is None else block
     plan = ReducePlan(version, int(x.size), block)
@@ -443,16 +580,47 @@ def reduce_sum(x: Any, version: str, block: Optional[int] = None) -> ReduceResul
     return ReduceResult(value, version, block, plan.n, plan.grids)
 
 
-def first_pass(x: Any, version: str, block: int = DEFAULT_BLOCK) -> Any:
+def first_pass(x: Any, version: str, block: int = DEFAULT_BLOCK, backend: Optional[str] = None) -> Any:
     """The per-block partial sums of ``x`` (a device array of ``grid_size(...)`` floats).
 
     Same arguments and checks as :func:`reduce_sum` (``v4_legacy`` allowed too: its partials are
-    undefined, that is its point).
+    undefined, that is its point). A NumPy ``x`` runs on the engine ``backend`` picks and returns a
+    NumPy array (:func:`run_passes`'s first launch).
     """
+    import numpy
+
     check_version(version, racy_ok=True)
     check_block(block)
+    if isinstance(x, numpy.ndarray):
+        return _first_launch(x, version, block, backend).outputs[1]
     check_input(x)
     return ReducePlan(version, int(x.size), block).first_pass(x)
+
+
+def _first_launch(x: Any, version: str, block: int, backend: Optional[str]) -> Any:
+    """The first launch of :func:`run_passes` alone (no second pass)."""
+    import numpy
+
+    from . import backend as _backend, launch as _launch
+
+    n = check_array(x)
+    engine = _backend.resolve(backend)
+    if engine != "cupy":
+        check_machine_n(n)
+    spec = _SPECS[version]
+    resident = None
+    if spec.grid_stride:
+        resident = resident_blocks(version, block) if engine == "cupy" else machine_resident_blocks(block)
+    grid = grid_size(version, n, block, resident)
+    defines = (f"REDUCE_UNROLL={DEFAULT_UNROLL}",) if spec.vector and version != "v9" else ()
+    f32 = numpy.float32
+    if version == "onepass":
+        args: tuple = (x, numpy.zeros(grid, f32), numpy.zeros(1, numpy.uint32), numpy.zeros(1, f32), numpy.int64(n))
+    elif version == "v9":
+        raise ValueError("version must not be v9 for first_pass: v9 keeps its partials in tagged slots")
+    else:
+        args = (x, numpy.zeros(grid, f32), numpy.int64(n))
+    return _launch.launch(spec.file, kernel_name(version, block), grid, block, args, defines=defines, backend=engine)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ process per kernel and tool, ``helpers.reduce_target``), and the first passes of
 * ``data/sanitizer_ladder.json``: per kernel and tool, the errors / warnings / hazards counts from
   the tool's summary line, the first distinct reports, and whether that is what we expect
   (everything clean, except ``v4_legacy`` under racecheck and the seed kernel under memcheck);
-* ``data/ncu_ladder.json``: per version, the divergent-branch and bank-conflict counters, beside
-  the counts :mod:`helpers.reduce_maps` predicts from the kernels' index arithmetic.
+* ``data/ncu_ladder.json``: per version, the divergent-branch and bank-conflict counters (and, as
+  recorded, the counts the project then computed beside them; :func:`format_ncu` now sets the SIMT
+  machine's counts of the same kernels beside ncu's, :mod:`helpers.reduce_maps`).
 
     python3 -m helpers.reduce_checks sanitizer LOG_DIR [--record]
     python3 -m helpers.reduce_checks ncu NCU.csv --n 16777216 --block 256 [--record]
@@ -255,9 +256,13 @@ def _launch(row: dict[str, str]) -> dict[str, Any]:
             "block": int(dims[0]) if dims else None, "grid": int(grid[0]) if grid else None, "metrics": {}}
 
 
+LADDER_TREES: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4", "v4_legacy", "v5")   # the shared-memory trees
+
+
 def predicted_counters(version: str, block: int, grid: int) -> dict[str, int]:
-    """What :mod:`helpers.reduce_maps` predicts for one first pass: shared-memory requests and the
-    extra wavefronts bank conflicts cost (each per block x grid)."""
+    """What the SIMT machine counts for one first pass (:func:`helpers.reduce_maps.shared_traffic`,
+    one block of the real kernel): shared-memory requests and the extra wavefronts bank conflicts
+    cost (each per block x grid)."""
     from . import reduce_maps
 
     per_block = reduce_maps.shared_traffic(version, block)
@@ -282,17 +287,18 @@ def summarize_ncu(launches: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def format_ncu(by_version: dict[str, Any]) -> str:
-    """A table: divergent branch targets, shared ld/st instructions, bank conflicts (ld/st)."""
+    """A table: divergent branch targets, shared ld/st instructions, bank conflicts (ld/st) measured by
+    ncu, and the SIMT machine's ld/st conflict wavefronts on the same kernels (x ncu's grid)."""
     cols = [("div. branches", "smsp__sass_branch_targets_threads_divergent.sum"),
             ("shared ld", "smsp__sass_inst_executed_op_shared_ld.sum"),
             ("conflicts ld", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
             ("conflicts st", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")]
-    head = f"{'version':<8}" + "".join(f"{c:>15}" for c, _ in cols) + f"{'predicted ld/st conflicts':>28}"
+    head = f"{'version':<8}" + "".join(f"{c:>15}" for c, _ in cols) + f"{'machine ld/st conflicts':>28}"
     lines = [head, "-" * len(head)]
     for v, e in by_version.items():
         cells = "".join(f"{_fmt(e['measured'].get(m)):>15}" for _, m in cols)
-        p = e.get("predicted")
-        pred = f"{p['ld_extra_wavefronts']}/{p['st_extra_wavefronts']}" if p else "-"
+        p = predicted_counters(v, e["block"], e["grid"]) if v in LADDER_TREES and e.get("block") and e.get("grid") else None
+        pred = f"{p['ld_extra_wavefronts']:,}/{p['st_extra_wavefronts']:,}" if p else "-"
         lines.append(f"{v:<8}{cells}{pred:>28}")
     return "\n".join(lines)
 

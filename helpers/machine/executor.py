@@ -251,6 +251,7 @@ class Launch:
         self.cw = {k: np.zeros(self.n_warps, np.int64) for k in self.ci}
         self.events: list = []
         self.ws_events: list = []
+        self.shared_events: list = []   # with trace: (step, pc, warps, wavefronts) per shared request
         self._memory(args, globals_ or {})
 
     # -- layout -------------------------------------------------------------------------------
@@ -790,6 +791,8 @@ class Launch:
             self.cw["shared_wavefronts"][wl] += per[hit]
             self.ci["shared_requests"][ins.index] += wl.size
             self.ci["shared_wavefronts"][ins.index] += int(per.sum())
+            if self.trace_on:
+                self.shared_events.append((self.steps, ins.index, wl, per[hit]))
         elif sp is self.gspace:
             key = warps * BIG + flat // 32  # an aligned access of <= 16 bytes stays in one sector
             if nbytes > 16:

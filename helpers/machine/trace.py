@@ -11,6 +11,7 @@ from ..trace import Trace
 
 EVENT_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("active", np.uint32),
                         ("predicated_on", np.uint32), ("line", np.int64)])
+SHARED_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("wavefronts", np.int64)])
 
 
 class MachineTrace:
@@ -20,6 +21,8 @@ class MachineTrace:
     with fields ``step`` (scheduling step), ``pc`` (PTX instruction index), ``warp`` (block-major warp
     number), ``active`` (bitmask of the lanes executing it together), ``predicated_on`` (of those,
     the lanes whose guard predicate held) and ``line`` (CUDA source line, -1 if unknown).
+    ``shared``: one row per warp-level shared-memory request (``step``, ``pc``, ``warp`` as in
+    ``events``, and ``wavefronts``: the request's bank-conflict degree, as ``Counters`` counts it).
     ``ptx[pc]`` is the instruction's text. :meth:`shuffles` gives the shuffles as a
     :class:`helpers.trace.Trace`.
     """
@@ -35,6 +38,12 @@ class MachineTrace:
             r["line"] = self.lines[pc] if pc < self.lines.size else -1
             rows.append(r)
         self.events = np.concatenate(rows) if rows else np.empty(0, EVENT_DTYPE)
+        srows = []
+        for step, pc, warps, waves in getattr(launch, "shared_events", ()):
+            r = np.empty(warps.size, SHARED_DTYPE)
+            r["step"], r["pc"], r["warp"], r["wavefronts"] = step, pc, warps, waves
+            srows.append(r)
+        self.shared = np.concatenate(srows) if srows else np.empty(0, SHARED_DTYPE)
         self._ws = launch.ws_events
         self.n_warps = launch.n_warps
 
