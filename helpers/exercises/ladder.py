@@ -99,20 +99,21 @@ LAST_WARP_SUM = Exercise(
         "Six steps, offsets 32, 16, 8, 4, 2, 1: smem[tid] += smem[tid + offset]. That much is the classic code.",
         "Since Volta the lanes of a warp do not run in lockstep: lane 0 may read smem[16] before or after lane 16 "
         "wrote it. volatile does not order anything between lanes.",
-        "Read into a register, __syncwarp(), write, __syncwarp(): x += smem[tid + offset]; __syncwarp(); "
-        "smem[tid] = x; __syncwarp();",
+        "Keep the running sum in a register, float x = smem[tid];, and in each step read, __syncwarp(), write, "
+        "__syncwarp(): x += smem[tid + offset]; __syncwarp(); smem[tid] = x; __syncwarp();",
     ),
 )
 
 
 # ---------------------------------------------------------------- thread_sum_vec4 (06)
 
-VEC4_EDGE = ((1, 1, 1), (1, 1, 5), (1, 32, 31), (1, 32, 33), (1, 33, 4), (1, 31, 250), (2, 96, 1000),
+VEC4_EDGE = ((1, 1, 1), (1, 1, 5), (1, 1, 7), (2, 1, 11), (1, 32, 31), (1, 32, 33), (1, 33, 4), (1, 31, 250), (2, 96, 1000),
              (3, 128, 4099), (4, 256, 31), (1, 1024, 4098))
 
 
 def vec4_cases(rng: np.random.Generator) -> list[Case]:
-    """Sizes 1, 5, 31, 33 and others that are not multiples of 4 or of the block, blocks of 1, 31,
+    """Sizes 1, 5, 7, 11, 31, 33 and others that are not multiples of 4 or of the block (a grid of 1
+    or 2 threads with 3 floats after the last vector among them), blocks of 1, 31,
     32, 33, 96, 128, 256 and 1024 threads, grids of 1 to 4 blocks; then random launches."""
     shapes = list(VEC4_EDGE)
     for _ in range(4):
@@ -132,14 +133,15 @@ def vec4_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def reference_shares(x: np.ndarray, threads: int) -> np.ndarray:
-    """Each thread's share under the reference solution's split (vectors t, t + T, ...; tail float t)."""
+    """Each thread's share under the reference solution's split (vectors t, t + T, ...; tail floats
+    t, t + T, ... of the 0..3 after the last whole vector)."""
     n = x.size
     m = n // 4
     vec = x[:4 * m].astype(np.float64).reshape(m, 4).sum(axis=1)
     shares = np.zeros(threads)
     np.add.at(shares, np.arange(m) % threads, vec)
     tail = n - 4 * m
-    shares[:min(tail, threads)] += x[4 * m:4 * m + min(tail, threads)]
+    np.add.at(shares, np.arange(tail) % threads, x[4 * m:].astype(np.float64))
     return shares
 
 
@@ -248,7 +250,8 @@ THREAD_SUM_VEC4 = Exercise(
         "const float4* in4 = reinterpret_cast<const float4*>(in); is safe because in is 16-byte aligned. "
         "There are n / 4 whole vectors.",
         "Grid-stride: for (long long i = t; i < n / 4; i += T) { float4 v = in4[i]; sum += (v.x + v.y) + (v.z + v.w); }",
-        "After the loop 0..3 floats are left: in[4 * (n / 4) + t] for t < n % 4. Let threads 0..2 take one each.",
+        "After the loop 0..3 floats are left, in[4 * (n / 4)] .. in[n - 1]. Share them out grid-stride as well "
+        "(for (long long i = 4 * (n / 4) + t; i < n; i += T)), so that a grid of only 1 or 2 threads reads them all.",
     ),
     bench=_bench_vec4,
 )

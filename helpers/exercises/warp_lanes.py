@@ -307,7 +307,7 @@ WARP_AGGREGATED_APPEND = Exercise(
         "Take a ballot of pred with the full mask first, before any lane leaves: every lane must vote.",
         "The leader is the lowest passing lane, __ffs(mask) - 1. It does base = atomicAdd(counter, __popc(mask)). "
         "A passing lane's rank is __popc(mask & ((1u << lane) - 1)).",
-        "Hand the base from the leader to the passing lanes with __shfl_sync(mask, base, leader): mask names exactly "
-        "the lanes that are there to call it. Return base + rank.",
+        "Inside if (pred), where only the passing lanes are, hand the base from the leader to them with "
+        "__shfl_sync(mask, base, leader): there mask names exactly the lanes that make the call. Return base + rank.",
     ),
 )
