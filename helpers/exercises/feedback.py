@@ -43,8 +43,8 @@ def _tail(ex: Exercise, seed: Optional[int]) -> str:
 
 def not_started(ex: Exercise, seconds: float) -> Result:
     text = (f"Exercise {ex.name}: not solved yet. Write {ex.signature} in this cell, replacing the TODO, and run "
-            f"it (Shift+Enter). It is compiled by NVRTC and checked on the GPU if there is one, otherwise on the "
-            f"SIMT machine, over every edge case and random launches.")
+            f"it (Shift+Enter). It is compiled by NVRTC and checked on the SIMT machine, lane by lane, and "
+            f"on the GPU as well if there is one, over every edge case and random launches.")
     return Result(ex.name, False, "not_started", text, seconds=seconds)
 
 
