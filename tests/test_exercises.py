@@ -20,6 +20,12 @@ WRONG = sorted((EXERCISES_DIR / "wrong").glob("*.cu"))
 
 # What each known-wrong answer must be told: its status, and phrases its feedback must contain.
 EXPECTED = {
+    "ballot_rank.wrong_result": ("wrong_result", ["a passing lane counted itself", "(1u << lane) - 1"]),
+    "ballot_rank.race": ("hazard", ["Race at line 6 and line 8", "RAW race on shared memory"]),
+    "ballot_rank.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 6", "does not name it"]),
+    "warp_sum_all.wrong_result": ("wrong_result", ["lane 0 holds the total", "__shfl_sync(0xffffffff, v, 0)"]),
+    "warp_sum_all.race": ("hazard", ["Race at line 6 and line 7", "RAW race on shared memory"]),
+    "warp_sum_all.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 5", "does not name it"]),
     "warp_aggregated_append.wrong_result": ("wrong_result", ["passing lane 31 got slot 31", "slots must lie in 0..0"]),
     "warp_aggregated_append.race": ("hazard", ["Race at line 9 and line 10", "__syncwarp()"]),
     "warp_aggregated_append.undefined_shuffle": ("undefined_result", ["line 11", "read lane 0, outside the member mask"]),
