@@ -1,4 +1,5 @@
-"""The exercises of the reduction ladder: notebook 05 (``last_warp_sum``, v4's last warp) and
+"""The exercises of the reduction ladder: notebook 05 (``block_tree_sum``, v2's tree, and
+``last_warp_sum``, v4's last warp) and
 notebook 06 (``thread_sum_vec4``, a vectorised grid-stride loop)."""
 from __future__ import annotations
 
@@ -101,6 +102,67 @@ LAST_WARP_SUM = Exercise(
         "wrote it. volatile does not order anything between lanes.",
         "Keep the running sum in a register, float x = smem[tid];, and in each step read, __syncwarp(), write, "
         "__syncwarp(): x += smem[tid + offset]; __syncwarp(); smem[tid] = x; __syncwarp();",
+    ),
+)
+
+
+# ---------------------------------------------------------------- block_tree_sum (05)
+
+def tree_judge(case: Case) -> Optional[Mismatch]:
+    b = case.block[0]
+    blocks = case.grid[0]
+    x = case.data["x"].reshape(blocks, b)
+    out = case.args[1]
+    und = _undefined(case, 1)
+    for blk in range(blocks):
+        whole = case.data["whole"][blk]
+        got = float(out[blk])
+        undefined = und is not None and bool(und[blk])
+        if not undefined and compare.sum_ok(got, x[blk], exact=whole):
+            continue
+        exact = float(x[blk].astype(np.float64).sum())
+        kind = "whole numbers" if whole else "real values"
+        lane0 = np.arange(LANES) == 0
+        rows = [Row("smem[0..31]\nbefore", x[blk, :32]),
+                Row("expected\nsmem[0]", np.where(lane0, exact, np.nan), present=lane0, result=True),
+                Row("got\nsmem[0]", np.where(lane0, got, np.nan), present=lane0, defined=~(lane0 & undefined), wrong=lane0)]
+        title = f"block {blk} of {case.label} ({kind}): expected {fmt(exact)}, got " + ("undefined" if undefined else fmt(got))
+        if undefined:
+            return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended undefined (expected {fmt(exact)}).",
+                            rows, undefined=True, warp=blk * (b // LANES), title=title)
+        why = None
+        if float(got) == float(x[blk, 0]):
+            why = "that is smem[0] as it was: nothing was added to it"
+        else:
+            k = next((k for k in (b // 2, b // 4, b // 8) if compare.sum_ok(got, x[blk, :k], whole)), None)
+            if k:
+                why = (f"that is the sum of smem[0..{k - 1}] only: the first step must add smem[tid + {b // 2}] "
+                       f"(s starts at blockDim.x / 2)")
+        tol = "" if whole else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
+        return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended {fmt(got)}, expected {fmt(exact)}{tol}"
+                        + clause(why), rows, title=title)
+    return None
+
+
+BLOCK_TREE_SUM = Exercise(
+    name="block_tree_sum",
+    notebook="05",
+    title="reduce_v2's tree: sequential addressing, a barrier every thread reaches",
+    signature="__device__ void block_tree_sum(float* smem, unsigned int tid)",
+    contract=("Every thread of a 1D block calls block_tree_sum (tid = threadIdx.x), after smem[tid] holds its value "
+              "and the block has passed a __syncthreads(); blockDim.x is a power of two from 64 to 1024, and smem has "
+              "blockDim.x floats. Once every thread has returned and passed the caller's next __syncthreads(), "
+              "smem[0] must hold the sum of the blockDim.x values; the other slots may hold anything."),
+    compare=compare.SUM_RULE,
+    kernel="block_tree_sum_harness",
+    cases=last_warp_cases,
+    judge=tree_judge,
+    hints=(
+        "reduce_v2 in this notebook: s starts at blockDim.x / 2 and halves each step; in each step the threads "
+        "below s add smem[tid + s] into smem[tid].",
+        "Between one step's writes and the next step's reads every thread must wait: a __syncthreads() after each "
+        "step. It must be outside the if (tid < s): every thread of the block has to reach it.",
+        "for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) { if (tid < s) smem[tid] += smem[tid + s]; __syncthreads(); }",
     ),
 )
 
