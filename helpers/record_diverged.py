@@ -17,7 +17,8 @@ Each configuration runs in its own process (``scripts/gpu/diverged.sh`` puts eac
     python -m helpers.record_diverged --combine DIR            # data/diverged_reads.json, stamped (GPU)
 
 :func:`summarise` (pure, tested on the CPU) turns the raw per-lane buffers into the recording;
-:func:`report` is what notebook 01 prints: the recording, or that there is none yet.
+:func:`report` prints the whole recording, or that there is none yet; :func:`observations` reduces
+it to what notebook 01 shows (``helpers.figures_diverged`` draws its table and figure).
 """
 from __future__ import annotations
 
@@ -253,6 +254,72 @@ def report(rec: Optional[dict[str, Any]] = None, parts: Optional[tuple[str, ...]
         if parts is None or name in parts:
             lines += part_lines(name, r)
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One recorded part, reduced to what notebook 01 shows (table and figure): who called first,
+    what the others did, what the first callers got back, and how long they stayed in the call."""
+
+    name: str
+    op: str                     # "shfl_down" or "ballot"
+    call: str                   # the call as written, e.g. "__ballot_sync(0xFFFFFFFF, 1)"
+    callers: str                # who calls first: a key of CALLER_SETS
+    then: str                   # what the other lanes do after their wait: "exit" or "later"
+    control: bool               # all 32 lanes call at once: a defined call
+    got: str                    # what the first callers' calls returned, in words
+    got_later: Optional[str]    # then == "later": what the other lanes' calls returned
+    activemask: str             # what __activemask() said just before the call
+    n_warps: int
+    spin_cycles: int
+    warps_back_after_wait: Optional[int]   # warps whose first callers all came back after the others' wait
+    median_cycles_in_call: Optional[int]
+
+
+_READ_WORDS = {"caller_own_value": "own value", "source_lane_value": "source lane's value",
+               "another_lane_value": "another lane's value", "none_of_these": "none of the warp's values"}
+
+
+_WHERE_WORDS = {"source past lane 31": "source past lane 31", "source also a first caller": "source calling too",
+                "source elsewhere": "source a lane elsewhere"}
+
+
+def _got_words(r: dict[str, Any], who: str) -> Optional[str]:
+    """``who``: "first" or "later". None where that group made no call."""
+    if r["op"] == "ballot":
+        h = r.get(f"ballot_{who}_callers")
+        return None if h is None else ", ".join(f"{k} ({c} calls)" if len(h) > 1 else k for k, c in h.items())
+    parts = []
+    for kind, counts in r["reads"].items():
+        if not kind.startswith(f"{who} callers") or not counts["reads"]:
+            continue
+        where = _WHERE_WORDS.get(kind.removeprefix(f"{who} callers").lstrip(", ").split(" (")[0], "")
+        seen = [f"{_READ_WORDS[k]} {100 * counts[k] / counts['reads']:.0f} %" for k in _READ_WORDS if counts[k]]
+        parts.append(f"{where}: {', '.join(seen)}" if where else ", ".join(seen))
+    return "; ".join(parts) or None
+
+
+def observations(rec: Optional[dict[str, Any]] = None) -> list[Observation]:
+    """The recorded parts (``data/diverged_reads.json`` unless ``rec`` is given), one
+    :class:`Observation` each, in recording order; parts with no result are left out."""
+    from . import data
+
+    rec = data.load(NAME) if rec is None else rec
+    out = []
+    for name, r in rec["parts"].items():
+        if "status" in r:
+            continue
+        p = part(name)
+        call = p.describe().split(" called by")[0]
+        tm = r.get("timing")
+        out.append(Observation(
+            name=name, op=r["op"], call=call, callers=r["callers"], then=r["then"],
+            control=r["callers"] == "all lanes", got=_got_words(r, "first") or "", got_later=_got_words(r, "later"),
+            activemask=", ".join(r["activemask_seen_by_first_callers"]), n_warps=r["n_warps"],
+            spin_cycles=r["spin_cycles"],
+            warps_back_after_wait=None if tm is None else tm["warps_whose_first_callers_left_after_the_others_stopped_waiting"],
+            median_cycles_in_call=None if tm is None else tm["median_cycles_in_the_call_first_callers"]))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

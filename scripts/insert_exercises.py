@@ -34,9 +34,9 @@ NUMBERED = re.compile(r"^##\s+(\d+)\.", re.M)
 INTRO = """## {n}. Exercises
 
 Now write the code yourself. Each cell below holds the start of a device function in CUDA C: replace the
-TODO and run the cell. It is compiled by NVRTC and checked on the GPU if there is one, otherwise on the
-SIMT machine, lane by lane: every edge case the contract names plus random launches, against a NumPy
-reference, while the machine watches for races, undefined shuffles, out-of-bounds accesses and
+TODO and run the cell. It is compiled by NVRTC and checked on the SIMT machine, lane by lane, and on
+the GPU as well if there is one: every edge case the contract names plus random launches, against a
+NumPy reference, while the machine watches for races, undefined shuffles, out-of-bounds accesses and
 barriers that only part of a warp reaches. Line numbers in the feedback are the cell's. Hints come one
 at a time; the solution is one click away.
 

@@ -20,6 +20,12 @@ WRONG = sorted((EXERCISES_DIR / "wrong").glob("*.cu"))
 
 # What each known-wrong answer must be told: its status, and phrases its feedback must contain.
 EXPECTED = {
+    "ballot_rank.wrong_result": ("wrong_result", ["a passing lane counted itself", "(1u << lane) - 1"]),
+    "ballot_rank.race": ("hazard", ["Race at line 6 and line 8", "RAW race on shared memory"]),
+    "ballot_rank.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 6", "does not name it"]),
+    "warp_sum_all.wrong_result": ("wrong_result", ["lane 0 holds the total", "__shfl_sync(0xffffffff, v, 0)"]),
+    "warp_sum_all.race": ("hazard", ["Race at line 6 and line 7", "RAW race on shared memory"]),
+    "warp_sum_all.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 5", "does not name it"]),
     "warp_aggregated_append.wrong_result": ("wrong_result", ["passing lane 31 got slot 31", "slots must lie in 0..0"]),
     "warp_aggregated_append.race": ("hazard", ["Race at line 9 and line 10", "__syncwarp()"]),
     "warp_aggregated_append.undefined_shuffle": ("undefined_result", ["line 11", "read lane 0, outside the member mask"]),
@@ -39,6 +45,10 @@ EXPECTED = {
     "block_y_reduce_sum.wrong_result": ("wrong_result", ["blockDim = (32, 3)", "the sum of rows 0..1 only"]),
     "block_y_reduce_sum.race": ("hazard", ["Race at line 9", "WAR race on shared memory", "rows 0..1 only"]),
     "block_y_reduce_sum.undefined_read": ("hazard", ["Out-of-bounds access at line 11", "no thread has written"]),
+    "block_tree_sum.wrong_result": ("wrong_result", ["the sum of smem[0..31] only", "s starts at blockDim.x / 2"]),
+    "block_tree_sum.race": ("hazard", ["Race at line 5", "RAW race on shared memory"]),
+    "block_tree_sum.divergent_barrier": ("hazard", ["Barrier reached by only part of a warp at line 7",
+                                                    "not inside a branch"]),
     "last_warp_sum.wrong_result": ("wrong_result", ["the sum of smem[0..31] only"]),
     "last_warp_sum.race": ("hazard", ["Race at line 4 and line 5", "more of this kind"]),
     "last_warp_sum.undefined_shuffle": ("hazard", ["Undefined warp-synchronous call at line 5",

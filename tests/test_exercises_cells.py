@@ -34,7 +34,7 @@ def test_starter_cell_output_is_deterministic() -> None:
 
 def test_bad_name_or_options_are_messages() -> None:
     (out,) = magic.outputs("warp_reduce_min", "")
-    assert "one of warp_aggregated_append" in out._repr_mimebundle_()["text/plain"]
+    assert "one of ballot_rank, warp_aggregated_append" in out._repr_mimebundle_()["text/plain"]
     assert magic.parse_line("warp_reduce_max --seed 7 --engine machine") == ("warp_reduce_max", 7, "machine", "")
     assert "optionally --seed N" in magic.parse_line("warp_reduce_max --seed x")[3]
 

@@ -136,3 +136,64 @@ def test_run_part_host_code_on_a_pretend_gpu(monkeypatch: pytest.MonkeyPatch, tm
     out = tmp_path / "p.json"
     assert rd.main(["--part", "ballot_even_exit", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["callers"] == "even lanes"
+
+
+def _fake_recording() -> dict:
+    parts = {p.name: rd.summarise(p, fake_raw(p)) for p in rd.PARTS}
+    parts["ballot_low_exit"] = {"describe": "x", "status": "no result: the part timed out or failed (see its log)"}
+    return {"stamp": {"gpu": "NVIDIA H200", "driver": "1", "cupy_version": "14", "date": "2026-12-02"},
+            "label": rd.LABEL, "parts": parts}
+
+
+def test_observations_reduce_each_recorded_part() -> None:
+    obs = {o.name: o for o in rd.observations(_fake_recording())}
+    assert "ballot_low_exit" not in obs                          # no result: left out
+    assert obs["control_ballot"].control and obs["control_ballot"].median_cycles_in_call is None
+    later = obs["shfl_even_d1_later"]
+    assert later.then == "later" and later.got == "source a lane elsewhere: source lane's value 100 %"
+    assert later.got_later == "own value 6 %, source lane's value 94 %"   # lane 31 of 16 odd lanes reads past 31
+    assert obs["ballot_even_exit"].got == "0x55555555" and obs["ballot_even_exit"].got_later is None
+    assert obs["shfl_even_d2_exit"].warps_back_after_wait == 6
+
+
+def test_table_and_figure_are_drawn_from_the_recording() -> None:
+    from helpers import figures_diverged as fd
+
+    rec = _fake_recording()
+    text = fd.table_markdown(rec=rec)
+    assert text.count("\n| `") == len(rd.observations(rec)) and rd.LABEL in text and "NVIDIA H200" in text
+    fig = fd.timing_figure(["shfl_even_d1_exit", "ballot_even_later"], rec=rec)
+    assert len(fig.axes[0].patches) == 2 and fig._repr_png_()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="parts must name recorded parts"):
+        fd.table_markdown(["nope"], rec=rec)
+    with pytest.raises(ValueError, match="at least one undefined part"):
+        fd.timing_figure(["control_shfl"], rec=rec)
+
+
+@pytest.mark.skipif(not data.exists(rd.NAME), reason="data/diverged_reads.json is recorded on a GPU")
+def test_what_notebook_01_says_about_the_recording_holds() -> None:
+    """Notebook 01's prose about the H200 recording (section 3), checked against the file itself."""
+    rec = data.load(rd.NAME)
+    obs = [o for o in rd.observations(rec) if not o.control]
+    assert obs and all(o.warps_back_after_wait == o.n_warps for o in obs)          # "in every recorded warp"
+    assert all(0.95 * o.spin_cycles <= o.median_cycles_in_call <= 1.05 * o.spin_cycles for o in obs)
+    for o in obs:
+        mask = rd.CALLER_SETS[o.callers]
+        assert o.activemask == f"0x{mask:08X}"                                       # __activemask(): the first callers only
+        if o.op == "ballot":
+            assert o.got == (f"0x{mask:08X}" if o.then == "exit" else "0xFFFFFFFF")
+            assert o.got_later in (None, "0xFFFFFFFF")
+    parts = rec["parts"]
+    for name, r in parts.items():
+        if r.get("op") != "shfl_down" or r["callers"] == "all lanes":
+            continue
+        for kind, c in r["reads"].items():
+            if not c["reads"]:
+                continue
+            if "source past lane 31" in kind:
+                assert c["caller_own_value"] == c["reads"]
+            elif kind.startswith("first callers, source elsewhere"):
+                key = "none_of_these" if r["then"] == "exit" else "source_lane_value"
+                assert c[key] == c["reads"], name                                   # exit: none of the warp's values
+            elif kind.startswith("first callers, source also"):
+                assert c["source_lane_value"] == c["reads"]

@@ -1,5 +1,5 @@
-"""Exercises a learner writes in CUDA C, checked automatically: on the GPU when there is one, else
-on the SIMT machine (:mod:`helpers.machine`), lane by lane, with its sanitizer.
+"""Exercises a learner writes in CUDA C, checked automatically: always on the SIMT machine
+(:mod:`helpers.machine`), lane by lane, with its sanitizer, and on the GPU as well when there is one.
 
 Each exercise is a contract (the exact signature and what must hold), a harness kernel that calls
 the learner's device function (``kernels/exercises/harness/``), launches that always include the

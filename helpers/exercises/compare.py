@@ -21,7 +21,7 @@ SUM_RULE = ("Sums are compared with the exact sum, computed in float64. With who
             "partial sum is exact in float32, so any order of additions gives exactly that sum and the "
             "result must equal it. With real inputs the order of float32 additions changes the last bits, "
             "so the result passes when |got - exact| <= gamma(n-1) * sum|x|, gamma(k) = k*2^-24 / (1 - k*2^-24): "
-            "the worst case of any order of n - 1 float32 additions (Higham, Accuracy and Stability of "
+            "a bound on the rounding error that holds for every order of the n - 1 float32 additions (Higham, Accuracy and Stability of "
             "Numerical Algorithms, chapter 4).")
 
 

@@ -13,9 +13,11 @@ MACHINE = "the SIMT machine"
 ADVICE = {
     "race": ("Two threads touch the same address, at least one writing, with nothing ordering them. Between a "
              "write and another thread's read put __syncthreads() (threads of different warps) or __syncwarp() "
-             "(lanes of one warp). Shuffles and volatile do not order memory."),
-    "undefined_shuffle": ("Every lane named in the mask of a *_sync call must reach that same call, and a lane "
-                          "that calls must be named in the mask."),
+             "(lanes of one warp). Neither a shuffle nor volatile is a barrier: the Programming Guide gives "
+             "memory-ordering guarantees for __syncwarp() and __syncthreads(), not for them."),
+    "undefined_shuffle": ("Every lane named in the mask of a *_sync call that has not exited must execute the same "
+                          "intrinsic with the same mask, and a lane that calls must be named in the mask. A shuffle "
+                          "that reads a lane which is not taking part in the call gets an undefined value."),
     "out_of_bounds": "An index went past the end of an array: check it against the size before the access.",
     "misaligned": "A 16-byte load (float4) needs an address that is a multiple of 16 bytes.",
     "divergent_barrier": ("__syncthreads() must be reached by every thread of the block: not inside a branch that "
@@ -41,8 +43,8 @@ def _tail(ex: Exercise, seed: Optional[int]) -> str:
 
 def not_started(ex: Exercise, seconds: float) -> Result:
     text = (f"Exercise {ex.name}: not solved yet. Write {ex.signature} in this cell, replacing the TODO, and run "
-            f"it (Shift+Enter). It is compiled by NVRTC and checked on the GPU if there is one, otherwise on the "
-            f"SIMT machine, over every edge case and random launches.")
+            f"it (Shift+Enter). It is compiled by NVRTC and checked on the SIMT machine, lane by lane, and "
+            f"on the GPU as well if there is one, over every edge case and random launches.")
     return Result(ex.name, False, "not_started", text, seconds=seconds)
 
 

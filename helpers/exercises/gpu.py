@@ -17,6 +17,7 @@ from .spec import Case, Exercise, Mismatch
 
 REPEATS = 20
 WARMUP = 3
+BATCH = 10   # launches between one pair of events: the host queues the next launch while the GPU runs one
 
 
 def _module(cp: Any, code: str) -> Any:
@@ -51,7 +52,9 @@ def run(ex: Exercise, code: str, cases: Sequence[Case]) -> tuple[list[Optional[M
 
 
 def _timings(cp: Any, ex: Exercise, kernel: Any, gpu: str) -> tuple[str, ...]:
-    """Device time (CUDA events) of one launch on a large input: medians of interleaved repeats after warm-up."""
+    """Device time of one launch on a large input: CUDA events around BATCH back-to-back launches,
+    divided by BATCH (events around a single launch would also count the time the GPU waits for the
+    host to submit it); medians of interleaved repeats after warm-up."""
     bench = ex.bench(cp)
     reference = _module(cp, program(ex, ex.solution)).get_function(ex.kernel)
     runs = {"yours": lambda: kernel(bench.grid, bench.block, bench.args, shared_mem=bench.shared_mem),
@@ -63,11 +66,13 @@ def _timings(cp: Any, ex: Exercise, kernel: Any, gpu: str) -> tuple[str, ...]:
     for rep in range(WARMUP + REPEATS):
         for label, fn in runs.items():   # interleaved, so drift hits every contender alike
             start.record()
-            fn()
+            for _ in range(BATCH):
+                fn()
             end.record()
             end.synchronize()
             if rep >= WARMUP:
-                times[label].append(cp.cuda.get_elapsed_time(start, end))
+                times[label].append(cp.cuda.get_elapsed_time(start, end) / BATCH)
     parts = ", ".join(f"{label} {float(np.median(t)):.3f} ms" for label, t in times.items())
-    return (f"Time on {gpu}, {bench.what}: device time (CUDA events), median of {REPEATS} interleaved runs after "
-            f"{WARMUP} warm-up runs: {parts}.",)
+    return (f"Time on {gpu}, {bench.what}: device time per launch (CUDA events around {BATCH} back-to-back "
+            f"launches, so the host's launch overhead hides behind the kernels), median of {REPEATS} interleaved "
+            f"runs after {WARMUP} warm-up runs: {parts}.",)

@@ -1,4 +1,5 @@
-"""The exercises of the reduction ladder: notebook 05 (``last_warp_sum``, v4's last warp) and
+"""The exercises of the reduction ladder: notebook 05 (``block_tree_sum``, v2's tree, and
+``last_warp_sum``, v4's last warp) and
 notebook 06 (``thread_sum_vec4``, a vectorised grid-stride loop)."""
 from __future__ import annotations
 
@@ -99,20 +100,82 @@ LAST_WARP_SUM = Exercise(
         "Six steps, offsets 32, 16, 8, 4, 2, 1: smem[tid] += smem[tid + offset]. That much is the classic code.",
         "Since Volta the lanes of a warp do not run in lockstep: lane 0 may read smem[16] before or after lane 16 "
         "wrote it. volatile does not order anything between lanes.",
-        "Read into a register, __syncwarp(), write, __syncwarp(): x += smem[tid + offset]; __syncwarp(); "
-        "smem[tid] = x; __syncwarp();",
+        "Keep the running sum in a register, float x = smem[tid];, and in each step read, __syncwarp(), write, "
+        "__syncwarp(): x += smem[tid + offset]; __syncwarp(); smem[tid] = x; __syncwarp();",
+    ),
+)
+
+
+# ---------------------------------------------------------------- block_tree_sum (05)
+
+def tree_judge(case: Case) -> Optional[Mismatch]:
+    b = case.block[0]
+    blocks = case.grid[0]
+    x = case.data["x"].reshape(blocks, b)
+    out = case.args[1]
+    und = _undefined(case, 1)
+    for blk in range(blocks):
+        whole = case.data["whole"][blk]
+        got = float(out[blk])
+        undefined = und is not None and bool(und[blk])
+        if not undefined and compare.sum_ok(got, x[blk], exact=whole):
+            continue
+        exact = float(x[blk].astype(np.float64).sum())
+        kind = "whole numbers" if whole else "real values"
+        lane0 = np.arange(LANES) == 0
+        rows = [Row("smem[0..31]\nbefore", x[blk, :32]),
+                Row("expected\nsmem[0]", np.where(lane0, exact, np.nan), present=lane0, result=True),
+                Row("got\nsmem[0]", np.where(lane0, got, np.nan), present=lane0, defined=~(lane0 & undefined), wrong=lane0)]
+        title = f"block {blk} of {case.label} ({kind}): expected {fmt(exact)}, got " + ("undefined" if undefined else fmt(got))
+        if undefined:
+            return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended undefined (expected {fmt(exact)}).",
+                            rows, undefined=True, warp=blk * (b // LANES), title=title)
+        why = None
+        if float(got) == float(x[blk, 0]):
+            why = "that is smem[0] as it was: nothing was added to it"
+        else:
+            k = next((k for k in (b // 2, b // 4, b // 8) if compare.sum_ok(got, x[blk, :k], whole)), None)
+            if k:
+                why = (f"that is the sum of smem[0..{k - 1}] only: the first step must add smem[tid + {b // 2}] "
+                       f"(s starts at blockDim.x / 2)")
+        tol = "" if whole else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
+        return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended {fmt(got)}, expected {fmt(exact)}{tol}"
+                        + clause(why), rows, title=title)
+    return None
+
+
+BLOCK_TREE_SUM = Exercise(
+    name="block_tree_sum",
+    notebook="05",
+    title="reduce_v2's tree: sequential addressing, a barrier every thread reaches",
+    signature="__device__ void block_tree_sum(float* smem, unsigned int tid)",
+    contract=("Every thread of a 1D block calls block_tree_sum (tid = threadIdx.x), after smem[tid] holds its value "
+              "and the block has passed a __syncthreads(); blockDim.x is a power of two from 64 to 1024, and smem has "
+              "blockDim.x floats. Once every thread has returned and passed the caller's next __syncthreads(), "
+              "smem[0] must hold the sum of the blockDim.x values; the other slots may hold anything."),
+    compare=compare.SUM_RULE,
+    kernel="block_tree_sum_harness",
+    cases=last_warp_cases,
+    judge=tree_judge,
+    hints=(
+        "reduce_v2 in this notebook: s starts at blockDim.x / 2 and halves each step; in each step the threads "
+        "below s add smem[tid + s] into smem[tid].",
+        "Between one step's writes and the next step's reads every thread must wait: a __syncthreads() after each "
+        "step. It must be outside the if (tid < s): every thread of the block has to reach it.",
+        "for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) { if (tid < s) smem[tid] += smem[tid + s]; __syncthreads(); }",
     ),
 )
 
 
 # ---------------------------------------------------------------- thread_sum_vec4 (06)
 
-VEC4_EDGE = ((1, 1, 1), (1, 1, 5), (1, 32, 31), (1, 32, 33), (1, 33, 4), (1, 31, 250), (2, 96, 1000),
+VEC4_EDGE = ((1, 1, 1), (1, 1, 5), (1, 1, 7), (2, 1, 11), (1, 32, 31), (1, 32, 33), (1, 33, 4), (1, 31, 250), (2, 96, 1000),
              (3, 128, 4099), (4, 256, 31), (1, 1024, 4098))
 
 
 def vec4_cases(rng: np.random.Generator) -> list[Case]:
-    """Sizes 1, 5, 31, 33 and others that are not multiples of 4 or of the block, blocks of 1, 31,
+    """Sizes 1, 5, 7, 11, 31, 33 and others that are not multiples of 4 or of the block (a grid of 1
+    or 2 threads with 3 floats after the last vector among them), blocks of 1, 31,
     32, 33, 96, 128, 256 and 1024 threads, grids of 1 to 4 blocks; then random launches."""
     shapes = list(VEC4_EDGE)
     for _ in range(4):
@@ -132,14 +195,15 @@ def vec4_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def reference_shares(x: np.ndarray, threads: int) -> np.ndarray:
-    """Each thread's share under the reference solution's split (vectors t, t + T, ...; tail float t)."""
+    """Each thread's share under the reference solution's split (vectors t, t + T, ...; tail floats
+    t, t + T, ... of the 0..3 after the last whole vector)."""
     n = x.size
     m = n // 4
     vec = x[:4 * m].astype(np.float64).reshape(m, 4).sum(axis=1)
     shares = np.zeros(threads)
     np.add.at(shares, np.arange(m) % threads, vec)
     tail = n - 4 * m
-    shares[:min(tail, threads)] += x[4 * m:4 * m + min(tail, threads)]
+    np.add.at(shares, np.arange(tail) % threads, x[4 * m:].astype(np.float64))
     return shares
 
 
@@ -248,7 +312,8 @@ THREAD_SUM_VEC4 = Exercise(
         "const float4* in4 = reinterpret_cast<const float4*>(in); is safe because in is 16-byte aligned. "
         "There are n / 4 whole vectors.",
         "Grid-stride: for (long long i = t; i < n / 4; i += T) { float4 v = in4[i]; sum += (v.x + v.y) + (v.z + v.w); }",
-        "After the loop 0..3 floats are left: in[4 * (n / 4) + t] for t < n % 4. Let threads 0..2 take one each.",
+        "After the loop 0..3 floats are left, in[4 * (n / 4)] .. in[n - 1]. Share them out grid-stride as well "
+        "(for (long long i = 4 * (n / 4) + t; i < n; i += T)), so that a grid of only 1 or 2 threads reads them all.",
     ),
     bench=_bench_vec4,
 )

@@ -289,7 +289,8 @@ BLOCK_Y_REDUCE_SUM = Exercise(
         "Run it first: the machine names the race, and blockDim = (32, 3) shows the rows it drops.",
         "Dropped rows: with 3 rows, stride = blockDim.y / 2 = 1 adds row 1 to row 0 and never row 2. Start from half "
         "the next power of two (2 for 3 rows), and add a partner row only if it exists.",
-        "The race: every row rewrites its slot in every phase, while the row above may be reading it. Let only the "
+        "The race: every row rewrites its slot in every phase, while row y - stride may be reading that slot in the "
+        "same phase. Let only the "
         "rows that add (y < stride) write, so each phase writes rows [0, stride) and reads rows [stride, 2 stride).",
     ),
 )

@@ -1,5 +1,5 @@
-"""Warp-level exercises judged lane by lane: notebooks 01 (``warp_aggregated_append``), 02
-(``segment_sum16``) and 03 (``butterfly_sum16``)."""
+"""Warp-level exercises judged lane by lane: notebooks 01 (``ballot_rank``, ``warp_aggregated_append``),
+02 (``warp_sum_all``, ``segment_sum16``) and 03 (``butterfly_sum16``)."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -307,7 +307,136 @@ WARP_AGGREGATED_APPEND = Exercise(
         "Take a ballot of pred with the full mask first, before any lane leaves: every lane must vote.",
         "The leader is the lowest passing lane, __ffs(mask) - 1. It does base = atomicAdd(counter, __popc(mask)). "
         "A passing lane's rank is __popc(mask & ((1u << lane) - 1)).",
-        "Hand the base from the leader to the passing lanes with __shfl_sync(mask, base, leader): mask names exactly "
-        "the lanes that are there to call it. Return base + rank.",
+        "Inside if (pred), where only the passing lanes are, hand the base from the leader to them with "
+        "__shfl_sync(mask, base, leader): there mask names exactly the lanes that make the call. Return base + rank.",
+    ),
+)
+
+
+# ---------------------------------------------------------------- a lane's rank from a ballot (01)
+
+def rank_cases(rng: np.random.Generator) -> list[Case]:
+    """Every block size of whole warps, with the flag patterns of warp_aggregated_append in turn."""
+    cases = []
+    for i, (block, grid, edge) in enumerate(full_warp_launches(rng)):
+        kind = (1, 3, 0, 4)[i] if i < 4 else i % len(AGG_KINDS)
+        flags = _flags(rng, block * grid, kind)
+        cases.append(Case(f"{_shape(block, grid)}, {AGG_KINDS[kind]}", (grid,), (block,),
+                          (flags, np.full(flags.size, -7, np.int32)), {"flags": flags.copy()}, edge=edge))
+    return cases
+
+
+def _explain_rank(p: np.ndarray, g: np.ndarray, exp: np.ndarray, lanes: np.ndarray) -> str:
+    if (g[lanes] == exp[lanes] + p[lanes]).all():
+        return "a passing lane counted itself: keep only the bits of the lanes below it, (1u << lane) - 1"
+    if (g[lanes] == int(p.sum())).all():
+        return ("that is the number of passing lanes in the whole warp: mask the ballot with the bits of the lanes "
+                "below, (1u << lane) - 1")
+    if (g[lanes] == LANE[lanes]).all():
+        return "that is the lane number: count only the lanes whose pred is true (the ballot's set bits)"
+    if (g[lanes] == int(p.sum()) - exp[lanes] - p[lanes]).all():
+        return "those are the passing lanes above this one: the lanes below have the lower lane numbers"
+    return "each lane needs __popc(ballot & ((1u << lane) - 1)), the passing lanes below it"
+
+
+def rank_judge(case: Case) -> Optional[Mismatch]:
+    p = case.data["flags"].astype(bool).reshape(-1, LANES)
+    got = case.args[1].reshape(-1, LANES).astype(np.int64)
+    und = _undefined(case, 1)
+    und = np.zeros(got.shape, bool) if und is None else und.reshape(-1, LANES)
+    expected = np.cumsum(p, axis=1) - p
+    for w in map(int, np.flatnonzero(((got != expected) | und).any(axis=1))):
+        wrong = (got[w] != expected[w]) | und[w]
+        rows = [Row("pred", p[w].astype(float)), Row("expected", expected[w], result=True),
+                Row("got", got[w], defined=~und[w], wrong=wrong)]
+        where = _where(case, w)
+        lanes = np.flatnonzero(wrong)
+        if und[w].any():
+            ul = np.flatnonzero(und[w])
+            return Mismatch(f"With {case.label}: lane{'s' if ul.size > 1 else ''} {lane_ranges(ul)} of {where} "
+                            f"returned an undefined value.", rows, undefined=True, warp=w,
+                            title=f"lanes {lane_ranges(ul)}: undefined")
+        lane = int(lanes[0])
+        below = f"(the passing lanes among lanes {lane_ranges(range(lane))})" if lane else "(no lane is below lane 0)"
+        return Mismatch(f"With {case.label}: lane {lane} of {where} returned {int(got[w, lane])}, expected "
+                        f"{int(expected[w, lane])} {below}" + clause(_explain_rank(p[w], got[w], expected[w], lanes))
+                        + (f" Wrong lanes: {lane_ranges(lanes)}." if lanes.size > 1 else ""),
+                        rows, warp=w, title=f"lane {lane}: expected {int(expected[w, lane])}, got {int(got[w, lane])}")
+    return None
+
+
+BALLOT_RANK = Exercise(
+    name="ballot_rank",
+    notebook="01",
+    title="A lane's rank among the passing lanes: __ballot_sync and __popc",
+    signature="__device__ int ballot_rank(bool pred)",
+    contract=("All 32 lanes of a full warp call ballot_rank, converged, each with its own pred. Every lane must "
+              "return how many lanes of its warp below it (with a lower lane number) have pred true: for a lane "
+              "whose own pred is true, its rank among the passing lanes, 0 for the lowest. Every lane is checked."),
+    compare="Ranks are whole numbers and must be exactly right, in every lane.",
+    kernel="ballot_rank_harness",
+    cases=rank_cases,
+    judge=rank_judge,
+    hints=(
+        "One __ballot_sync(0xffffffff, pred), called by every lane before any lane leaves, gives every lane the "
+        "same 32-bit picture of who passed.",
+        "Keep only the bits of the lanes below this one: (1u << lane) - 1 has exactly bits 0 .. lane - 1 set "
+        "(lane = threadIdx.x % 32; for lane 0 it is 0).",
+        "return __popc(ballot & ((1u << lane) - 1));",
+    ),
+)
+
+
+# ---------------------------------------------------------------- the warp's sum in every lane (02)
+
+def warp_total_judge(case: Case) -> Optional[Mismatch]:
+    x = case.data["x"].reshape(-1, LANES)
+    out = case.args[1].reshape(-1, LANES)
+    und = _undefined(case, 1)
+    und = np.zeros(out.shape, bool) if und is None else und.reshape(-1, LANES)
+    exact = x.astype(np.float64).sum(axis=1)
+    bound = np.zeros_like(exact) if case.data["whole"] else np.array([compare.sum_bound(r) for r in x])
+    ok = np.isfinite(out) & (np.abs(out.astype(np.float64) - exact[:, None]) <= bound[:, None])
+    for w in map(int, np.flatnonzero((~ok | und).any(axis=1))):
+        wrong = ~ok[w] | und[w]
+        expected = np.full(LANES, exact[w])
+        rows = [Row("input", x[w]), Row("expected", expected, result=True),
+                Row("got", out[w], defined=~und[w], wrong=wrong)]
+        where = _where(case, w)
+        lanes = np.flatnonzero(wrong)
+        if und[w].any():
+            ul = np.flatnonzero(und[w])
+            return Mismatch(f"With {case.label}: lane{'s' if ul.size > 1 else ''} {lane_ranges(ul)} of {where} "
+                            f"returned an undefined value.", rows, undefined=True, warp=w,
+                            title=f"lanes {lane_ranges(ul)}: undefined")
+        lane = int(lanes[0])
+        if not wrong[0]:
+            why = ("lane 0 holds the total, the other lanes only partial sums: hand lane 0's total to every lane with "
+                   "__shfl_sync(0xffffffff, v, 0)")
+        else:
+            why = compare.explain_sum(out[w, 0], x[w]) or "lane 0 itself is wrong: start from WarpReduceSum"
+        return Mismatch(f"With {case.label}: lane {lane} of {where} returned {fmt(out[w, lane])}, expected "
+                        f"{fmt(exact[w])} (the sum of the warp's 32 values)" + clause(why)
+                        + (f" Wrong lanes: {lane_ranges(lanes)}." if lanes.size > 1 else ""),
+                        rows, warp=w, title=f"lane {lane}: expected {fmt(exact[w])}, got {fmt(out[w, lane])}")
+    return None
+
+
+WARP_SUM_ALL = Exercise(
+    name="warp_sum_all",
+    notebook="02",
+    title="The warp's sum in every lane: a broadcast with __shfl_sync",
+    signature="__device__ float warp_sum_all(float v)",
+    contract=("All 32 lanes of a full warp call warp_sum_all, converged, each with its own value v. Every lane "
+              "must return the sum of the warp's 32 values. Every lane is checked."),
+    compare=compare.SUM_RULE,
+    kernel="warp_sum_all_harness",
+    cases=segment_cases,
+    judge=warp_total_judge,
+    hints=(
+        "WarpReduceSum from this notebook leaves the warp's total in lane 0; the other lanes end with partial sums.",
+        "__shfl_sync(mask, v, srcLane) gives every calling lane the value of lane srcLane. All 32 lanes call it "
+        "here, so the mask is the full one.",
+        "After the five down-shuffles: return __shfl_sync(0xffffffff, v, 0);",
     ),
 )

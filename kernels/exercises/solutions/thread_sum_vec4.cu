@@ -17,7 +17,8 @@ __device__ float thread_sum_vec4(const float* in, long long n) {
         const float4 v = in4[i];
         sum += (v.x + v.y) + (v.z + v.w);
     }
-    const long long tail = 4 * vectors + t;   // the 0..3 floats after the last whole vector
-    if (tail < n) sum += in[tail];
+    // The 0..3 floats after the last whole vector, grid-stride too: a grid of fewer than 3 threads
+    // (a block of 1 thread, say) still reads every one of them.
+    for (long long i = 4 * vectors + t; i < n; i += threads) sum += in[i];
     return sum;
 }

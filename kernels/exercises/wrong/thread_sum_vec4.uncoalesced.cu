@@ -11,6 +11,6 @@ __device__ float thread_sum_vec4(const float* in, long long n) {
         const float4 v = in4[i];
         sum += (v.x + v.y) + (v.z + v.w);
     }
-    if (4 * vectors + t < n) sum += in[4 * vectors + t];
+    for (long long i = 4 * vectors + t; i < n; i += threads) sum += in[i];   // the tail, grid-stride
     return sum;
 }
