@@ -64,14 +64,16 @@ def _phase_label(tr: Any, pc: int, kind: str) -> str:
     """``block_reduce.cuh:47  val = WarpReducePartial(val, op, warp_lanes());``: the phase's first line."""
     words = {"warp": "shuffles", "load": "shared loads", "store": "shared stores"}[kind]
     line, file = int(tr.lines[pc]), tr.files[pc]
-    if line < 0 or not file:
-        return f"{words} (PTX {tr.ptx[pc].split()[0]})"
+    if line <= 0 or not file:   # line 0: the compiler merged the instruction from several lines
+        return f"{words} (PTX `{tr.ptx[pc].split()[0]}`: no single source line)"
     name = file.rsplit("/", 1)[-1]
     try:
         text = kernels.source(name).splitlines()[line - 1].strip()
     except (OSError, ValueError, IndexError):
         text = ""
-    return f"{words}, {name}:{line}  {text}" if text else f"{words}, {name}:{line}"
+    if len(text) > 64:
+        text = text[:61] + "..."
+    return f"{name}:{line}  {text}" if text else f"{words}, {name}:{line}"
 
 
 def _engine_label(run: Launch) -> str:
@@ -341,3 +343,39 @@ def back_to_back(first: Any, second: Any, block: Optional[tuple[int, int]] = Non
     return BackToBack(barrier, out[0] if ok[0] else z, bool(ok[0]), out[1] if ok[1] else z, bool(ok[1]),
                       (reference(a.reshape(-1), op), reference(b.reshape(-1), op)), _races(mach), trace,
                       _engine_label(run))
+
+
+# ---------------------------------------------------------------- racecheck on a laptop
+
+def machine_races(kernel: str, x: int, y: int) -> tuple[Finding, ...]:
+    """The races the machine finds in one of :data:`helpers.block_reduce_target.KERNELS` (or ``b2b``,
+    ``b2b_nobarrier``) on a (x, y) block of ones: the launches compute-sanitizer watched on the H200."""
+    from .block_reduce_target import BACK_TO_BACK, KERNELS
+
+    ones = np.ones((y, x), np.int32)
+    if kernel in BACK_TO_BACK:
+        return back_to_back(ones, ones, (x, y), barrier=BACK_TO_BACK[kernel], backend="emulator").hazards
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, (*KERNELS, *BACK_TO_BACK)))}; got {kernel!r}")
+    kind, version, broadcast = KERNELS[kernel]
+    return block_reduce(ones, (x, y), "sum", kind, version, broadcast, backend="emulator").hazards
+
+
+def machine_vs_racecheck(recording: dict[str, Any], runs: Optional[list[tuple[str, int, int]]] = None,
+                         report: str = "analysis") -> str:
+    """A table: per launch of ``data/sanitizer_block.json``, the machine's verdict now (races found,
+    the hazard, the two source lines) beside racecheck's recorded one on the H200 (``report`` mode)."""
+    recorded = {(r["kernel"], tuple(r["block"])): r for r in recording["runs"]
+                if r["tool"] == "racecheck" and r.get("report", "all") == report}
+    keys = runs if runs is not None else [(k, *b) for k, b in recorded]
+    lines = [f"{'kernel':<14} {'block':<10} {'machine':<9} {'hazard':<7} {'lines (read/write)':<32} "
+             f"{'racecheck (H200)':<17} errors"]
+    for kernel, x, y in keys:
+        found = machine_races(kernel, x, y)
+        rec = recorded.get((kernel, (x, y)))
+        where = ", ".join(f"{f.loc.file.rsplit('/', 1)[-1] if f.loc else '?'}:"
+                          f"{'/'.join(str(n) if n else 'merged' for n in f.lines)}" for f in found) or "-"
+        hazard = ",".join(sorted({f.detail.get("hazard", "?") for f in found})) or "-"
+        lines.append(f"{kernel:<14} {f'({x}, {y})':<10} {'race' if found else 'clean':<9} {hazard:<7} {where:<32} "
+                     f"{rec['outcome'] if rec else 'not recorded':<17} {rec['errors'] if rec else '-':>6}")
+    return "\n".join(lines)
