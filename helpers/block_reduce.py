@@ -77,23 +77,29 @@ def _phase_label(tr: Any, pc: int, kind: str) -> str:
 
 
 def _engine_label(run: Launch) -> str:
-    return "SIMT machine" if run.engine == "machine" else "GPU (values); SIMT machine (defined, races, trace)"
+    """What produced a result's values, for "computed by ..." lines."""
+    if run.engine == "machine":
+        return "the SIMT machine"
+    from . import backend as _backend
+
+    return f"GPU {_backend.detect().gpu_name} (values); the SIMT machine (what is defined, races, trace)"
 
 
 @functools.lru_cache(maxsize=256)
-def _machine_run(file: str, expr: str, block: tuple[int, int], n_out: int, dtype: str, *inputs: bytes) -> Launch:
-    """The machine's traced run of one launch (cached per setting: figures and explorers ask again)."""
+def _machine_run(file: str, expr: str, block: tuple[int, int], n_out: int, dtype: str, trace: bool,
+                 *inputs: bytes) -> Launch:
+    """The machine's run of one launch (cached per setting: figures and explorers ask again)."""
     dt = np.dtype(dtype)
     args = [np.frombuffer(b, dt).copy() for b in inputs] + [np.zeros(n_out, dt)]
-    return launch(file, expr, 1, block, args, backend="emulator", trace=True)
+    return launch(file, expr, 1, block, args, backend="emulator", trace=trace)
 
 
 def _run(file: str, expr: str, block: tuple[int, int], inputs: list[np.ndarray], n_out: int,
-         backend: Optional[str]) -> tuple[Launch, Launch]:
-    """(the run whose values count, the machine's traced run of the same launch)."""
+         backend: Optional[str], trace: bool = True) -> tuple[Launch, Launch]:
+    """(the run whose values count, the machine's run of the same launch, traced if ``trace``)."""
     engine = _resolve(backend)
     dt = inputs[0].dtype
-    mach = _machine_run(file, expr, tuple(block), n_out, dt.name, *(a.reshape(-1).tobytes() for a in inputs))
+    mach = _machine_run(file, expr, tuple(block), n_out, dt.name, trace, *(a.reshape(-1).tobytes() for a in inputs))
     if engine != "cupy":
         return mach, mach
     gpu = launch(file, expr, 1, block, [a.reshape(-1) for a in inputs] + [np.zeros(n_out, dt)], backend="cupy")
@@ -125,8 +131,10 @@ class BlockResult:
     hazards:  the data races the machine found: :class:`helpers.machine.Finding` objects of kind
               "race" (``.detail["hazard"]`` RAW/WAR/WAW, ``.lines`` the two source lines, ``.count``).
     findings: everything the machine found (races, uninitialised reads, undefined shuffles ...).
-    trace:    the machine's run phase by phase, a block :class:`helpers.trace.Trace`.
+    trace:    the machine's run phase by phase, a block :class:`helpers.trace.Trace` (a property).
     source:   what produced ``values``.
+    launch:   the :class:`helpers.launch.Launch` (its ``report`` is the machine's).
+    inputs:   the values the kernel was launched with, (y, x).
     """
 
     kind: str
@@ -140,9 +148,20 @@ class BlockResult:
     expected: np.ndarray
     hazards: tuple[Finding, ...]
     findings: tuple[Finding, ...]
-    trace: Trace = field(repr=False)
-    source: str = "SIMT machine"
+    source: str = "the SIMT machine"
     launch: Optional[Launch] = field(default=None, repr=False, compare=False)
+    inputs: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def trace(self) -> Trace:
+        """The machine's run phase by phase: a traced run of the same launch on the same inputs, made on
+        first use (explorers that only show results skip it; cached per setting)."""
+        file, expr = _kernel_expr(self.kind, self.version, self.broadcast, self.values.dtype, self.op)
+        _, mach = _run(file, expr, self.block, [self.inputs], self.inputs.size, "emulator", trace=True)
+        name = {"sum": "BlockAllReduce" if self.broadcast else "BlockReduce", "x": "BlockXReduce",
+                "y": "BlockYReduce"}[self.kind]
+        title = f"{'seed ' if self.version == 'seed' else ''}{name} ({self.op}), block ({self.block[0]}, {self.block[1]})"
+        return _block_trace(mach, self.block, self.values.dtype, 1, title)
 
     @property
     def correct(self) -> bool:
@@ -232,7 +251,7 @@ def block_reduce(values: Any, block: Optional[tuple[int, int]] = None, op: str =
         raise ValueError(f"block y must be <= {SEED_X_MAX_ROWS} for the seed's BlockXReduce (it writes "
                          f"shared[threadIdx.y] into a {SEED_X_MAX_ROWS}-slot array); got block {blk}")
     file, expr = _kernel_expr(kind, version, broadcast, v.dtype, op)
-    run, mach = _run(file, expr, blk, [v], v.size, backend)
+    run, mach = _run(file, expr, blk, [v], v.size, backend, trace=False)
     shape = v.shape
     defined = run.defined(1).reshape(shape)
     values_out = np.where(defined, run.outputs[1].reshape(shape), 0).astype(v.dtype)
@@ -240,11 +259,8 @@ def block_reduce(values: Any, block: Optional[tuple[int, int]] = None, op: str =
     if kind == "sum" and not broadcast:
         holders[:] = False
         holders[0, 0] = True
-    name = {"sum": "BlockAllReduce" if broadcast else "BlockReduce", "x": "BlockXReduce", "y": "BlockYReduce"}[kind]
-    title = f"{'seed ' if version == 'seed' else ''}{name} ({op}), block ({blk[0]}, {blk[1]})"
-    trace = _block_trace(mach, blk, v.dtype, 1, title)
     return BlockResult(kind, version, op, blk, broadcast, values_out, defined, holders, _expected(v, kind, op),
-                       _races(mach), tuple(mach.report.issues), trace, _engine_label(run), run)
+                       _races(mach), tuple(mach.report.issues), _engine_label(run), run, v.copy())
 
 
 def _block_trace(mach: Launch, blk: tuple[int, int], dtype: np.dtype, out_arg: int, title: str,
@@ -295,7 +311,7 @@ class BackToBack:
     expected: tuple[Any, Any]
     hazards: tuple[Finding, ...]
     trace: Trace = field(repr=False)
-    source: str = "SIMT machine"
+    source: str = "the SIMT machine"
 
 
 def _b2b_expr(dtype: np.dtype, op: str, barrier: bool) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
@@ -239,18 +239,25 @@ def phase_lines(trace: Any) -> str:
 
 def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np.ndarray, xs: Sequence[float],
                   ys: Sequence[float], w: float, h: float, text: bool) -> None:
-    for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
-        if d:
-            face = style.RESULT if ok else "#F6C9AE"
-            figures._add(ax, Rectangle((x - w / 2, y - h / 2), w, h, facecolor=face, edgecolor=style.BLACK,
-                                       linewidth=0.5, zorder=2))
-            if text:
+    # One collection per look (right, wrong, undefined), not a patch per cell: an explorer redraws
+    # these on every update.
+    xs, ys = np.asarray(list(xs), float), np.asarray(list(ys), float)
+    corners = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
+    for pick, face, edge, hatch, lw in ((defined & correct, style.RESULT, style.BLACK, None, 0.5),
+                                        (defined & ~correct, "#F6C9AE", style.BLACK, None, 0.5),
+                                        (~defined, "white", style.UNDEFINED_EDGE, style.UNDEFINED_HATCH, 0.8)):
+        if pick.any():
+            verts = np.stack([xs[pick], ys[pick]], axis=1)[:, None, :] + corners[None]
+            coll = PolyCollection(verts, facecolors=face, edgecolors=edge, linewidths=lw, zorder=2)
+            if hatch:
+                coll.set_hatch(hatch)
+            ax.add_collection(coll, autolim=False)
+    if text:
+        for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
+            if d:
                 figures._text(ax, x, y, figures.format_value(v), fontsize=6.5,
                               color="white" if ok else style.BLACK, zorder=4)
-        else:
-            figures._add(ax, Rectangle((x - w / 2, y - h / 2), w, h, facecolor="white", edgecolor=style.UNDEFINED_EDGE,
-                                       hatch=style.UNDEFINED_HATCH, linewidth=0.8, zorder=2))
-            if text:
+            else:
                 figures._text(ax, x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, zorder=4,
                               bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
 

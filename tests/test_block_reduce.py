@@ -36,7 +36,7 @@ def test_fixed_matches_numpy_on_any_shape(block: tuple[int, int], kind: str) -> 
     dtype, op = pairs[(SHAPES.index(block) * 3 + br.KINDS.index(kind)) % len(pairs)]
     r = br.block_reduce(_values(rng, block, dtype), block, op, kind, backend=EMU)
     assert r.correct and r.defined.all() and not r.findings, (dtype, op, [str(f) for f in r.findings])
-    assert r.source == "SIMT machine" and r.trace.is_block
+    assert r.source == "the SIMT machine" and r.trace.is_block
 
 
 def test_who_holds_the_result() -> None:
