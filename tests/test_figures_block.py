@@ -108,3 +108,21 @@ def test_grid_figure_tells_warps_apart(block):
         assert [p.get_label() for p in fig.legends[0].get_patches()] == [f"warp {w}" for w in range(n_warps)]
     if block == (96, 2):                        # cells too small for tids: every warp's id is written in it
         assert {f"w{w}" for w in range(n_warps)} <= set(texts)
+
+
+def test_back_to_back_race_figure_hatches_the_racy_loads():
+    """Drawn from the machine's run: lanes 1-3 of warp 0 loaded undefined values in phase 4."""
+    b = br.back_to_back(np.ones(128, np.int32), np.full(128, 2, np.int32), barrier=False)
+    fig = fb.block_phase_figure(b.trace, 4)
+    texts = [x.get_text() for x in fig.axes[0].texts]
+    assert texts.count(figures.UNDEF_TEXT) == 3 and "block_reduce.cuh:51" in fig.axes[0].get_title()
+    assert any("SIMT machine" in t.get_text() for t in fig.texts)
+
+
+def test_seed_tail_warp_figure_shows_the_dropped_partial():
+    """The seed's 48-thread BlockReduceSum: lane 0 of the tail warp stores an undefined partial in shared[1]
+    (phase 3), which the load phase (5) then leaves unread: only thread 0 loads, slot 0."""
+    t = br.block_trace(np.ones(48, np.int32), (48, 1), version="seed")
+    assert t.kinds[3] == "store" and t.stores[3].tolist() == [[0, 0], [32, 1]]
+    assert t.shared_defined[3, :2].tolist() == [True, False]
+    assert t.kinds[5] == "load" and t.loads[5].tolist() == [[0, 0]]
