@@ -42,7 +42,6 @@ KINDS: tuple[str, ...] = ("sum", "x", "y")
 VERSIONS: tuple[str, ...] = ("fixed", "seed")
 MAX_THREADS = 1024
 SEED_X_MAX_ROWS = 64     # the seed's BlockXReduce writes shared[threadIdx.y] into a 64-slot array
-LANES = params.LANES
 BLOCK_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     "block_reduce": (*(e for k in ("block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce")
                        for e in _op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
@@ -192,7 +191,7 @@ def _check_block(values: Any, block: Optional[tuple[int, int]]) -> tuple[np.ndar
         if arr.ndim not in (1, 2):
             raise ValueError(f"values must have shape (x,) or (y, x); got shape {arr.shape}")
         block = (arr.shape[-1], arr.shape[0] if arr.ndim == 2 else 1)
-    ok = (isinstance(block, (tuple, list)) and len(block) == 2 and all(params._is_int(d) for d in block))
+    ok = (isinstance(block, (tuple, list)) and len(block) == 2 and all(params.is_integer(d) for d in block))
     if not ok or block[0] < 1 or block[1] < 1 or block[0] * block[1] > MAX_THREADS:
         threads = f" ({block[0] * block[1]} threads)" if ok else ""
         raise ValueError(f"block must be (x, y) with x >= 1, y >= 1 and x * y <= {MAX_THREADS}; got "
