@@ -357,3 +357,11 @@ def test_race_severity_table() -> None:
     assert lines[3].endswith("0  203,314  Warning: (Warp Level Programming) Potential RAW hazard")
     with pytest.raises(ValueError, match="no racecheck run of 'b2b_nobarrier' with --racecheck-report analysis"):
         W.race_severity_table(block, ladder, report="analysis")
+
+
+def test_block_trace_of_64_bit_values() -> None:
+    """A double shuffles as two 32-bit words (high, then low): the trace puts them back together."""
+    v = np.arange(48, dtype=np.float64) / 4
+    t = br.block_trace(v)
+    assert t.held.dtype == np.float64 and t.held[1, 0, :4].tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert t.shared[2, :2].tolist() == [v[:32].sum(), v[32:].sum()] and t.held[-1, 0, 0] == v.sum()

@@ -168,14 +168,20 @@ class MachineTrace:
             if int(r["index"]) == pick(t):
                 held[-1, t], defined[-1, t], active[-1, t] = r["bits"], r["defined"], True
         order = sorted(range(len(ops)), key=lambda i: (ops[i][0], ops[i][1]))
-        first_shfl: set = set()
+        words: dict = {}     # (phase, thread) -> the 32-bit words it offered to the phase's first shuffle
+        per_value = 2 if dt.itemsize == 8 else 1   # a 64-bit shuffle is two: high word, then low (as the PTX does)
         for i in order:
             step, pc, kind, t, bits, ok, slot = ops[i]
             k = where[(epoch[i], pc)]
             if kind == "warp":
-                if (k, t) in first_shfl:
+                got = words.setdefault((k, t), [])
+                if len(got) == per_value:
                     continue
-                first_shfl.add((k, t))
+                got.append((bits, ok))
+                if len(got) < per_value:
+                    continue
+                bits = got[0][0] if per_value == 1 else (got[0][0] << 32) | got[1][0]
+                ok = all(d for _, d in got)
             held[k, t], defined[k, t], active[k, t] = bits, ok, True
             if kind == "store":
                 stores[k].append((t, slot))
