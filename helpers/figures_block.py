@@ -131,7 +131,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
                           y=_warp_y(w), label=f"warp {w}", numbers="above" if w == 0 else None, fmt=str)
     n_slots = slot_rows * LANES
 
-    def padded(a: np.ndarray, fill: Any) -> np.ndarray:   # the model's shared array need not fill whole rows
+    def padded(a: np.ndarray, fill: Any) -> np.ndarray:   # the trace's shared array need not fill whole rows
         out = np.full(n_slots, fill, a.dtype)
         out[:min(n_slots, a.size)] = a[:n_slots]
         return out
