@@ -1,5 +1,6 @@
 """Block-level figures for notebook 04: the block as stacked warps over a shared-memory strip (one
-picture per phase of a :class:`~helpers.block_reduce.BlockTrace`, and an animation of them), and a
+picture per phase of a block :class:`~helpers.trace.Trace`, the SIMT machine's run of the real kernel
+cut at its barriers, and an animation of them), and a
 picture of a 2D block's ``blockDim`` (x, y) with the per-row or per-column results beside it.
 
 Same visual language as :mod:`helpers.figures`: a warp is a row of 32 numbered lanes, warps are
@@ -16,12 +17,13 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from . import figures, style
+from .trace import Trace
 
 LANES = style.LANES
 MAX_WARPS_DRAWN = 8        # a phase picture stacks at most this many warps (256 threads)
@@ -37,11 +39,29 @@ GRID_MAX_ROW_LABELS = 32    # label every row up to this many rows, else every k
 GRID_MAX_WARP_IDS = 16      # write warp ids in the cells up to this many warps
 
 _KIND_WORDS = {"input": "input", "warp": "warp shuffles", "load": "shared → registers",
-               "store": "registers → shared", "barrier": "__syncthreads()"}
+               "store": "registers → shared", "barrier": "__syncthreads()", "return": "registers → out"}
+
+
+class _Phase:
+    """Step ``k`` of a block trace, flat over the block's threads (what the drawing needs)."""
+
+    def __init__(self, trace: Trace, k: int) -> None:
+        if not trace.is_block:
+            raise ValueError("trace must be a block trace (helpers.block_reduce.block_trace or BlockResult.trace)")
+        self.label, self.kind = trace.labels[k], trace.kinds[k]
+        self.held = trace.held[k].reshape(-1)
+        self.known = trace.active[k].reshape(-1)
+        self.held_defined = trace.defined[k].reshape(-1) | ~self.known
+        self.shared, self.shared_defined = trace.shared[k], trace.shared_defined[k]
+        self.loads, self.stores = trace.loads[k], trace.stores[k]
+
+
+def _phases(trace: Trace) -> list[_Phase]:
+    return [_Phase(trace, k) for k in range(trace.n_steps)]
 
 
 def _check_phase(trace: Any, phase: int) -> None:
-    n = len(trace.phases)
+    n = trace.n_steps if trace.is_block else 0
     if not isinstance(phase, (int, np.integer)) or not 0 <= phase < n:
         raise ValueError(f"phase must be an integer in [0, {n - 1}] for this trace; got {phase!r}")
 
@@ -58,7 +78,7 @@ def _check_drawable(trace: Any) -> int:
 def used_slots(trace: Any) -> int:
     """How many shared slots the picture shows: every slot any phase touched, rounded up to 32."""
     top = 0
-    for p in trace.phases:
+    for p in _phases(trace):
         for pairs in (p.loads, p.stores):
             if len(pairs):
                 top = max(top, int(pairs[:, 1].max()) + 1)
@@ -95,30 +115,30 @@ def _slot_xy(n_warps: int, slot: int) -> tuple[float, float]:
 
 def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
     n_warps, slot_rows = _layout(trace)
-    p = trace.phases[phase]
+    p = _Phase(trace, phase)
     n = trace.block[0] * trace.block[1]
     ax = fig.add_axes((0.075, 0.12, 0.92, 0.74))
     exists = np.zeros(n_warps * LANES, bool)
     exists[:n] = True
-    held = np.zeros(n_warps * LANES, dtype=p.held.dtype)
-    held[:n] = p.held
-    hdef = np.ones(n_warps * LANES, bool)
-    hdef[:n] = p.held_defined
+    held = p.held[:n_warps * LANES]
+    hdef = p.held_defined[:n_warps * LANES]
+    known = p.known[:n_warps * LANES] & exists
     for w in range(n_warps):
         sl = slice(w * LANES, (w + 1) * LANES)
-        text = np.array(["" if not e else figures.format_value(v) for v, e in zip(held[sl], exists[sl])], object)
+        # a thread that moved no value in this phase shows an empty register: the machine did not see it
+        text = np.array(["" if not k else figures.format_value(v) for v, k in zip(held[sl], known[sl])], object)
         figures.draw_warp(ax, text, defined=hdef[sl] | ~exists[sl], active=exists[sl],
                           y=_warp_y(w), label=f"warp {w}", numbers="above" if w == 0 else None, fmt=str)
     n_slots = slot_rows * LANES
 
-    def padded(a: np.ndarray, fill: Any) -> np.ndarray:   # the model's shared array need not fill whole rows
+    def padded(a: np.ndarray, fill: Any) -> np.ndarray:   # the trace's shared array need not fill whole rows
         out = np.full(n_slots, fill, a.dtype)
         out[:min(n_slots, a.size)] = a[:n_slots]
         return out
 
     shared, sdef = padded(p.shared, 0), padded(p.shared_defined, False)
     ever = np.zeros(n_slots, bool)
-    for q in trace.phases[:phase + 1]:
+    for q in _phases(trace)[:phase + 1]:
         ever |= padded(q.shared_defined, False)
         for pairs in (q.stores,):
             ever[pairs[:, 1][pairs[:, 1] < n_slots]] = True
@@ -150,7 +170,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
                       "of the block arrives", fontsize=7.5, color=style.VERMILION, zorder=6)
     ax.set_ylim(bottom, top)
     ax.set_title(f"{trace.title}\n{phase_caption(trace, phase)}", fontsize=8.5)
-    keys = [Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="thread's register"),
+    keys = [Patch(facecolor=style.LANE_FILL, edgecolor=style.BLACK, linewidth=0.6, label="value a thread moved"),
             Patch(facecolor=SHARED_FILL, edgecolor=style.BLACK, linewidth=0.6, label="shared slot"),
             Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH, label="undefined")]
     if (~exists).any():
@@ -171,13 +191,13 @@ def phase_caption(trace: Any, phase: int) -> str:
     """``phase 4 of phases 0–5 (shared → registers): <label>``: the phase numbered as
     :func:`phase_lines` and :func:`block_phase_figure` number it, with how many there are."""
     _check_phase(trace, phase)
-    p = trace.phases[phase]
-    return f"phase {phase} of phases 0–{len(trace.phases) - 1} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}"
+    p = _Phase(trace, phase)
+    return f"phase {phase} of phases 0–{trace.n_steps - 1} ({_KIND_WORDS.get(p.kind, p.kind)}): {p.label}"
 
 
 def block_phase_figure(trace: Any, phase: int, *, source_label: Optional[str] = None) -> Figure:
-    """One phase of a :class:`~helpers.block_reduce.BlockTrace`: the warps' registers stacked over the
-    shared-memory strip, the loads and stores of the phase as arrows, a bar for a barrier.
+    """One phase of a block :class:`~helpers.trace.Trace`: the values the warps' threads moved in it,
+    stacked over the shared-memory strip, the loads and stores of the phase as arrows, a bar for a barrier.
 
     At most :data:`MAX_WARPS_DRAWN` warps (ValueError beyond). ``source_label`` (default the trace's
     source) names the engine in the footer.
@@ -189,9 +209,8 @@ def block_phase_figure(trace: Any, phase: int, *, source_label: Optional[str] = 
     return fig
 
 
-def _source(trace: Any) -> str:
-    src = getattr(trace, "source", "emulator")
-    return "the emulator's model of the block" if src == "emulator" else src
+def _source(trace: Trace) -> str:
+    return f"{trace.source} (kernels/ run phase by phase)"
 
 
 def block_animation(trace: Any, *, interval: int = 1100, source_label: Optional[str] = None) -> FuncAnimation:
@@ -206,13 +225,13 @@ def block_animation(trace: Any, *, interval: int = 1100, source_label: Optional[
         _draw_phase(fig, trace, phase, label)
         return []
 
-    return FuncAnimation(fig, draw, frames=figures._frame_steps(len(trace.phases)), interval=interval,
+    return FuncAnimation(fig, draw, frames=figures._frame_steps(trace.n_steps), interval=interval,
                          blit=False, repeat=True, cache_frame_data=False)
 
 
 def phase_lines(trace: Any) -> str:
     """One line per phase: ``k  kind      label`` (deterministic text for notebooks)."""
-    return "\n".join(f"{k:2d}  {p.kind:<8} {p.label}" for k, p in enumerate(trace.phases))
+    return "\n".join(f"{k:2d}  {kind:<8} {label}" for k, (kind, label) in enumerate(zip(trace.kinds, trace.labels)))
 
 
 # ---------------------------------------------------------------- the blockDim picture
@@ -220,18 +239,25 @@ def phase_lines(trace: Any) -> str:
 
 def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np.ndarray, xs: Sequence[float],
                   ys: Sequence[float], w: float, h: float, text: bool) -> None:
-    for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
-        if d:
-            face = style.RESULT if ok else "#F6C9AE"
-            figures._add(ax, Rectangle((x - w / 2, y - h / 2), w, h, facecolor=face, edgecolor=style.BLACK,
-                                       linewidth=0.5, zorder=2))
-            if text:
+    # One collection per look (right, wrong, undefined), not a patch per cell: an explorer redraws
+    # these on every update.
+    xs, ys = np.asarray(list(xs), float), np.asarray(list(ys), float)
+    corners = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
+    for pick, face, edge, hatch, lw in ((defined & correct, style.RESULT, style.BLACK, None, 0.5),
+                                        (defined & ~correct, "#F6C9AE", style.BLACK, None, 0.5),
+                                        (~defined, "white", style.UNDEFINED_EDGE, style.UNDEFINED_HATCH, 0.8)):
+        if pick.any():
+            verts = np.stack([xs[pick], ys[pick]], axis=1)[:, None, :] + corners[None]
+            coll = PolyCollection(verts, facecolors=face, edgecolors=edge, linewidths=lw, zorder=2)
+            if hatch:
+                coll.set_hatch(hatch)
+            ax.add_collection(coll, autolim=False)
+    if text:
+        for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
+            if d:
                 figures._text(ax, x, y, figures.format_value(v), fontsize=6.5,
                               color="white" if ok else style.BLACK, zorder=4)
-        else:
-            figures._add(ax, Rectangle((x - w / 2, y - h / 2), w, h, facecolor="white", edgecolor=style.UNDEFINED_EDGE,
-                                       hatch=style.UNDEFINED_HATCH, linewidth=0.8, zorder=2))
-            if text:
+            else:
                 figures._text(ax, x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, zorder=4,
                               bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
 

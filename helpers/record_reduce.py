@@ -6,7 +6,7 @@
   kernels (``{"traces": {name: {"config", "trace"}}, "methods": {name: {"config", "results"}}}``),
   and every warp-reduce method of :func:`helpers.warp_reduce.compare_methods` on :data:`METHOD_INPUTS`;
 * ``block_reduce.json``  every :data:`BLOCK_CASES` configuration run on the GPU (``{"cases": [...]}``,
-  each with its config, input, and what every thread returned, 0 where the model says undefined);
+  each with its config, input, and what every thread returned, 0 where the SIMT machine says undefined);
 * ``sanitizer_block.json``  compute-sanitizer racecheck and synccheck on :data:`SANITIZER_RUNS`
   (one process per kernel, tool and racecheck report mode, in parallel, through
   :mod:`helpers.block_reduce_target`), parsed by :func:`helpers.reduce_checks.parse_sanitizer`, with

@@ -12,6 +12,17 @@ Arrays are shaped (n_steps, n_warps, 32):
 * ``active``    the lane was active at this step
 * ``in_mask``   the lane was named in the step's member mask
 * ``defined``   the received value is defined by the Programming Guide (hatched when False)
+
+A *block trace* (the block reductions of notebook 04, drawn from the SIMT machine's run by
+:meth:`helpers.machine.trace.MachineTrace.block`) is the same format with its optional block-level
+fields set: a step is then a *phase* between the block's barriers, ``held`` is the value each
+thread moved in that phase (``active`` False: it moved none), and
+
+* ``kinds``          per step: "input", "warp" (shuffles), "load" (shared -> registers), "store"
+                     (registers -> shared), "barrier" (``__syncthreads()``) or "return" (the value written out)
+* ``block``          the block shape (x, y); threads are tid = y * x + x, warp w holds tids 32w..32w+31
+* ``shared``, ``shared_defined``  (n_steps, n_slots): shared memory after each step
+* ``loads``, ``stores``  per step, an (k, 2) int array of (thread, slot) pairs
 """
 from __future__ import annotations
 
@@ -53,6 +64,12 @@ class Trace:
     in_mask: np.ndarray
     defined: np.ndarray
     meta: dict[str, Any] = field(default_factory=dict)
+    kinds: Optional[tuple[str, ...]] = None
+    block: Optional[tuple[int, int]] = None
+    shared: Optional[np.ndarray] = None
+    shared_defined: Optional[np.ndarray] = None
+    loads: Optional[tuple[np.ndarray, ...]] = None
+    stores: Optional[tuple[np.ndarray, ...]] = None
 
     def __post_init__(self) -> None:
         shape = self.held.shape
@@ -89,7 +106,16 @@ class Trace:
         for name in _ARRAYS:
             a = getattr(self, name)
             out[name] = a.astype(int).tolist() if a.dtype == np.bool_ else a.tolist()
+        if self.kinds is not None:
+            out.update(kinds=list(self.kinds), block=list(self.block), shared=self.shared.tolist(),
+                       shared_defined=self.shared_defined.astype(int).tolist(),
+                       loads=[a.tolist() for a in self.loads], stores=[a.tolist() for a in self.stores])
         return out
+
+    @property
+    def is_block(self) -> bool:
+        """A block trace (the optional block-level fields are set)."""
+        return self.kinds is not None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Trace":
@@ -100,6 +126,11 @@ class Trace:
             "src_lane": np.asarray(d["src_lane"], dtype=np.int32),
             **{n: np.asarray(d[n], dtype=bool) for n in ("active", "in_mask", "defined")},
         }
+        if "kinds" in d:
+            pairs = lambda ps: tuple(np.asarray(p, np.int64).reshape(-1, 2) for p in ps)  # noqa: E731
+            arrays.update(kinds=tuple(d["kinds"]), block=tuple(d["block"]), shared=np.asarray(d["shared"], dtype),
+                          shared_defined=np.asarray(d["shared_defined"], bool), loads=pairs(d["loads"]),
+                          stores=pairs(d["stores"]))
         return cls(title=d["title"], source=d["source"], labels=tuple(d["labels"]), meta=d.get("meta", {}), **arrays)
 
     def save(self, path: Path | str) -> None:

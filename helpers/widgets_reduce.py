@@ -260,8 +260,9 @@ def block_view(x: int = 96, y: int = 2, op: str = "sum", backend: Optional[str] 
     lines += _group_summary("BlockXReduce (each row)", {"seed": res[("x", "seed")], "fixed": res[("x", "fixed")]}, "row")
     lines += _group_summary("BlockYReduce (each column)", {"seed": res[("y", "seed")], "fixed": res[("y", "fixed")]},
                             "column")
-    races = len(res[("y", "seed")].hazards)
-    lines.append(f"data races the model finds in the seed's BlockYReduce: {races}")
+    races = res[("y", "seed")].hazards
+    lines.append(f"data races the SIMT machine finds in the seed's BlockYReduce: {len(races)} "
+                 f"({sum(h.count for h in races)} racing thread pairs)")
     return ReduceView(fig, "\n".join(lines), None, source)
 
 

@@ -1,5 +1,6 @@
-"""Block reductions on the emulated model: against NumPy over awkward shapes, the seeds' bugs
-reproduced, races found, the phase trace, validation, compile errors, sanitizer parsing, recordings."""
+"""Block reductions, the real kernels on the SIMT machine: against NumPy over awkward shapes, the seeds'
+bugs reproduced, races found (beside racecheck's recorded verdicts), the phase trace drawn from the
+machine's run, validation, compile errors, sanitizer parsing, and every H200 recording reproduced."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,8 @@ import pytest
 
 from helpers import data, kernels
 from helpers import block_reduce as br
+from helpers.launch import launch
+from helpers.trace import Trace
 from helpers import record_reduce as rr
 from helpers.warp_reduce import BITWISE_OPS, OPS
 
@@ -25,13 +28,15 @@ def _values(rng: np.random.Generator, block: tuple[int, int], dtype: str) -> np.
 @pytest.mark.parametrize("kind", br.KINDS)
 @pytest.mark.parametrize("block", SHAPES)
 def test_fixed_matches_numpy_on_any_shape(block: tuple[int, int], kind: str) -> None:
+    """The real kernels on the machine: right, defined and clean on every shape (one dtype and op per
+    shape, rotating, so every (dtype, op) pair runs over the shapes)."""
     rng = np.random.default_rng(block[0] * 7919 + block[1])
-    for dtype in ("int32", "float32", "uint32"):
-        for op in OPS:
-            if op in BITWISE_OPS and dtype == "float32":
-                continue
-            r = br.block_reduce(_values(rng, block, dtype), block, op, kind, backend=EMU)
-            assert r.correct and r.defined.all() and not r.hazards, (dtype, op)
+    pairs = [(d, op) for d in ("int32", "float32", "uint32") for op in OPS
+             if not (op in BITWISE_OPS and d == "float32")]
+    dtype, op = pairs[(SHAPES.index(block) * 3 + br.KINDS.index(kind)) % len(pairs)]
+    r = br.block_reduce(_values(rng, block, dtype), block, op, kind, backend=EMU)
+    assert r.correct and r.defined.all() and not r.findings, (dtype, op, [str(f) for f in r.findings])
+    assert r.source == "the SIMT machine" and r.trace.is_block
 
 
 def test_who_holds_the_result() -> None:
@@ -74,19 +79,21 @@ def test_seed_block_x_reduce_needs_power_of_two_warps_per_row() -> None:
 def test_seed_block_x_reduce_write_write_race() -> None:
     v = np.random.default_rng(7).integers(-9, 10, (2, 48)).astype(np.int32)
     r = br.block_reduce(v, kind="x", version="seed", backend=EMU)
-    ww = [h for h in r.hazards if h["kind"] == "write-write"]
-    assert ww and ww[0]["slot"] == 1 and ww[0]["order_dependent"]  # tids 32 and 48 both store shared[1]
+    ww = [h for h in r.hazards if h.detail["hazard"] == "WAW"]
+    assert ww and ww[0].lines == (142, 142)                        # tids 32 and 48 both store shared[1]
+    assert {t[1] for t in ww[0].threads} == {(32, 0, 0), (0, 1, 0)}
     assert not r.result_defined[1] and r.result[0] == v[0, :32].sum()
+    assert "uninitialized" in {f.kind for f in r.findings}
 
 
 def test_seed_block_y_reduce_drops_rows_and_races() -> None:
     for rows, got in ((3, 2), (5, 4), (4, 4), (6, 4), (7, 4)):
         r = br.block_reduce(_ones(32, rows), kind="y", version="seed", backend=EMU)
-        assert r.result_defined.all() and (r.result == got).all(), rows
-        assert r.hazards and not any(h["order_dependent"] for h in r.hazards)   # rewrites the same value
-        assert {h["kind"] for h in r.hazards} == {"write-after-read"}
+        assert r.result_defined.all() and (r.result == got).all(), rows   # the racing store rewrites the same value
+        assert r.hazards and {h.detail["hazard"] for h in r.hazards} == {"WAR"}, rows
+        assert r.hazards[0].lines[0] == 195                              # the read of the partner row
     three = br.block_reduce(_ones(32, 3), kind="y", version="seed", backend=EMU)
-    assert len(three.hazards) == 32                                # one per column; racecheck groups them
+    assert len(three.hazards) == 1 and three.hazards[0].count == 32      # one per column, folded into one finding
 
 
 def test_fixed_versions_have_no_hazards() -> None:
@@ -96,34 +103,63 @@ def test_fixed_versions_have_no_hazards() -> None:
 
 def test_back_to_back_race_is_undefined_where_the_racy_load_happened() -> None:
     """Without the barrier, warp 0's loads of the first call race with the second call's stores: what
-    lanes 1-3 loaded, and thread 0's first result built from it, are undefined; the registers those
-    lanes hold later (the second call's partials) are defined."""
+    lanes 1-3 loaded, what they offered to the first call's second shuffle tree, and thread 0's first
+    result are undefined; the second call (its loads after its own barrier) is defined."""
     b = br.back_to_back(_ones(128, 1), 2 * _ones(128, 1), barrier=False)
-    phases = b.trace.phases
-    undefined = [np.flatnonzero(~p.held_defined).tolist() for p in phases]
-    load, reduce_ = (k for k, p in enumerate(phases) if "warp 0" in p.label and k < 6)
-    assert undefined[load] == [1, 2, 3] and undefined[reduce_] == [0, 1, 2, 3]
-    second_store = max(k for k, p in enumerate(phases) if p.kind == "store")
-    assert len(phases[second_store].stores) == 4 and undefined[second_store] == []
-    assert all(u == [] for u in undefined[reduce_ + 1:])
+    t = b.trace
+    undefined = [np.flatnonzero(t.active[k].reshape(-1) & ~t.defined[k].reshape(-1)).tolist() for k in range(t.n_steps)]
+    assert t.kinds == ("input", "warp", "store", "barrier", "load", "warp", "warp", "store", "barrier", "load",
+                       "warp", "return")
+    assert undefined[4] == [1, 2, 3] and undefined[5] == [1, 2, 3]
+    assert t.stores[7].tolist() == [[0, 0], [32, 1], [64, 2], [96, 3]] and undefined[7] == []
+    assert all(u == [] for u in undefined[8:11]) and undefined[11] == [0, 1, 2, 3]   # r1 of threads 0-3
     assert not b.first_defined and b.second_defined and b.second == 256
+    (race,) = b.hazards
+    assert race.detail["hazard"] == "WAR" and race.lines == (51, 48) and race.count == 3
     ok = br.back_to_back(_ones(128, 1), 2 * _ones(128, 1), barrier=True)
-    assert all(p.held_defined.all() for p in ok.trace.phases) and ok.first == 128
+    assert not ok.hazards and ok.first == 128 and ok.second == 256 and ok.first_defined
 
 
 def test_block_trace_phases_and_json() -> None:
     t = br.block_trace(np.arange(48, dtype=np.int32))
-    kinds = [p.kind for p in t.phases]
-    assert kinds == ["input", "warp", "store", "barrier", "load", "warp"]
-    warp_phase = t.phases[1]
-    assert warp_phase.warp_trace is not None and warp_phase.warp_trace.held.shape == (6, 2, 32)
-    assert not warp_phase.warp_trace.active[0, 1, 16:].any()        # lanes 48..63 do not exist
-    assert warp_phase.held_defined.all()                            # the partial warp drops those reads
-    store = t.phases[2]
-    assert store.stores.tolist() == [[0, 0], [32, 1]] and store.shared[:2].tolist() == [496, 632]
-    assert t.phases[4].shared_defined[:2].all() and not t.phases[4].shared_defined[2:].any()
-    back = br.BlockTrace.from_dict(json.loads(json.dumps(t.to_dict())))
-    assert back.to_dict() == t.to_dict()
+    assert t.kinds == ("input", "warp", "store", "barrier", "load", "warp", "return")
+    assert t.held.shape == (7, 2, 32) and t.source == "SIMT machine"
+    assert not t.active[0, 1, 16:].any()                           # lanes 48..63 do not exist
+    assert t.defined[1][t.active[1]].all()
+    assert t.stores[2].tolist() == [[0, 0], [32, 1]] and t.shared[2, :2].tolist() == [496, 632]
+    assert t.shared_defined[4, :2].all() and not t.shared_defined[4, 2:].any()
+    assert t.loads[4].tolist() == [[0, 0], [1, 1]] and t.held[6, 0, 0] == 1128
+    assert "block_reduce.cuh:48" in t.labels[2]                    # the line of the kernel that stores
+    back = Trace.from_dict(json.loads(json.dumps(t.to_dict())))
+    assert back.to_dict() == t.to_dict() and back.is_block
+
+
+def test_block_trace_is_drawn_from_the_machine_trace() -> None:
+    """The same launch through helpers.launch: the block trace's stores are the machine's memory events."""
+    v = np.arange(48, dtype=np.int32)
+    run = launch("block_reduce", "block_reduce_kernel<int, warplab::ops::Sum<int>>", 1, (48, 1),
+                 [v, np.zeros(48, np.int32)], backend=EMU, trace=True)
+    m = run.report.trace.memory
+    st = m[m["shared"] & m["store"]]
+    assert sorted(zip(st["tid"].tolist(), st["index"].tolist(), st["bits"].tolist())) == [(0, 0, 496), (32, 1, 632)]
+    mine, theirs = run.report.trace.block((48, 1), np.int32, 1), br.block_trace(v)
+    assert mine.kinds == theirs.kinds and np.array_equal(mine.shared, theirs.shared)
+    assert np.array_equal(mine.held, theirs.held) and np.array_equal(mine.defined, theirs.defined)
+
+
+def test_machine_racecheck_matches_the_recorded_verdicts() -> None:
+    """Racecheck on a laptop: for every launch compute-sanitizer watched on the H200, the machine finds a
+    race exactly where racecheck reported one."""
+    rec = _needs("sanitizer_block")
+    for kernel, x, y in rr.SANITIZER_RUNS:
+        verdicts = {r["outcome"] for r in rec["runs"]
+                    if r["tool"] == "racecheck" and (r["kernel"], tuple(r["block"])) == (kernel, (x, y))}
+        assert verdicts == {"reported" if kernel in rr.RACY else "clean"}, kernel
+        assert bool(br.machine_races(kernel, x, y)) == (kernel in rr.RACY), kernel
+    table = br.machine_vs_racecheck(rec).splitlines()
+    assert len(table) == 1 + len(rr.SANITIZER_RUNS)
+    seed = next(line for line in table if line.startswith("seed_y"))
+    assert seed.split()[3:5] == ["race", "WAR"] and "reported" in seed
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -232,7 +268,7 @@ def test_sanitizer_targets_are_valid() -> None:
     from helpers.block_reduce_target import BACK_TO_BACK, KERNELS
     for kernel, x, y in rr.SANITIZER_RUNS:
         ones = np.ones((y, x), np.int32)
-        if kernel in BACK_TO_BACK:  # the model says which of the two races
+        if kernel in BACK_TO_BACK:  # the machine says which of the two races
             b2b = br.back_to_back(ones, ones, (x, y), barrier=BACK_TO_BACK[kernel])
             assert bool(b2b.hazards) == (kernel in rr.RACY)
             continue
@@ -248,7 +284,7 @@ def _needs(name: str) -> dict:
     return data.load(name)
 
 
-def test_emulator_reproduces_recorded_blocks() -> None:
+def test_machine_reproduces_recorded_blocks() -> None:
     rec = _needs("block_reduce")
     names = {c["name"] for c in rec["cases"]}
     assert names == {c["name"] for c in rr.block_cases()}
@@ -321,3 +357,11 @@ def test_race_severity_table() -> None:
     assert lines[3].endswith("0  203,314  Warning: (Warp Level Programming) Potential RAW hazard")
     with pytest.raises(ValueError, match="no racecheck run of 'b2b_nobarrier' with --racecheck-report analysis"):
         W.race_severity_table(block, ladder, report="analysis")
+
+
+def test_block_trace_of_64_bit_values() -> None:
+    """A double shuffles as two 32-bit words (high, then low): the trace puts them back together."""
+    v = np.arange(48, dtype=np.float64) / 4
+    t = br.block_trace(v)
+    assert t.held.dtype == np.float64 and t.held[1, 0, :4].tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert t.shared[2, :2].tolist() == [v[:32].sum(), v[32:].sum()] and t.held[-1, 0, 0] == v.sum()

@@ -1,4 +1,5 @@
-"""Block figures of notebook 04: every phase of every algorithm draws, the blockDim picture for any shape."""
+"""Block figures of notebook 04, drawn from the machine's block traces: every phase of every kernel draws,
+the blockDim picture for any shape."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,12 +16,12 @@ CASES = [((48, 1), "sum", "seed"), ((48, 1), "sum", "fixed"), ((96, 2), "x", "se
 @pytest.mark.parametrize("block,kind,version", CASES)
 def test_every_phase_draws(block, kind, version):
     t = br.block_trace(np.ones(block[::-1], np.int32), block, kind=kind, version=version)
-    for k in range(len(t.phases)):
+    for k in range(t.n_steps):
         fig = fb.block_phase_figure(t, k)
         assert isinstance(fig, Figure)
     png = figures.figure_png(fig)
     assert png[:4] == b"\x89PNG"
-    assert fb.phase_lines(t).count("\n") == len(t.phases) - 1
+    assert fb.phase_lines(t).count("\n") == t.n_steps - 1
 
 
 def test_phase_figure_marks_undefined_and_missing_lanes():
@@ -36,7 +37,7 @@ def test_phase_figure_marks_undefined_and_missing_lanes():
 def test_phase_figure_rejects_bad_input():
     t = br.block_trace(np.ones(48, np.int32), (48, 1))
     with pytest.raises(ValueError, match="phase must be an integer"):
-        fb.block_phase_figure(t, len(t.phases))
+        fb.block_phase_figure(t, t.n_steps)
     big = br.block_trace(np.ones(512, np.int32), (512, 1))
     with pytest.raises(ValueError, match="at most 8 warps"):
         fb.block_phase_figure(big, 0)
@@ -45,14 +46,14 @@ def test_phase_figure_rejects_bad_input():
 def test_animation_has_one_frame_per_phase():
     t = br.back_to_back(np.ones(64, np.int32), np.ones(64, np.int32), barrier=False).trace
     anim = fb.block_animation(t)
-    assert len(list(anim.new_frame_seq())) == len(t.phases) <= figures.MAX_FRAMES
+    assert len(list(anim.new_frame_seq())) == t.n_steps <= figures.MAX_FRAMES
 
 
 @pytest.mark.parametrize("block", [(1, 1), (96, 2), (32, 3), (7, 13), (128, 8), (1, 1024), (1024, 1), (33, 31)])
 def test_grid_figure_any_shape(block):
     v = np.ones(block[::-1], np.int32)
     res = [br.block_reduce(v, block, kind=k, version="fixed") for k in ("x", "y")]
-    fig = fb.block_grid_figure(block, res, source_label="emulator")
+    fig = fb.block_grid_figure(block, res, source_label=res[0].source)
     assert figures.figure_png(fig, dpi=50)[:4] == b"\x89PNG"
 
 
@@ -74,11 +75,11 @@ def test_grid_figure_rejects_bad_input():
 
 def test_phase_caption_counts_the_phases():
     t = br.block_trace(np.arange(128, dtype=np.int32), (128, 1))
-    assert len(t.phases) == 6
-    assert fb.phase_caption(t, 4).startswith("phase 4 of phases 0–5 (shared → registers): warp 0 loads")
+    assert t.n_steps == 7
+    assert fb.phase_caption(t, 4).startswith("phase 4 of phases 0–6 (shared → registers): block_reduce.cuh:51")
     assert fb.phase_caption(t, 4) in fb.block_phase_figure(t, 4).axes[0].get_title()
     with pytest.raises(ValueError, match="phase must be an integer"):
-        fb.phase_caption(t, 6)
+        fb.phase_caption(t, 7)
 
 
 def test_rows_and_their_warps():
@@ -107,3 +108,21 @@ def test_grid_figure_tells_warps_apart(block):
         assert [p.get_label() for p in fig.legends[0].get_patches()] == [f"warp {w}" for w in range(n_warps)]
     if block == (96, 2):                        # cells too small for tids: every warp's id is written in it
         assert {f"w{w}" for w in range(n_warps)} <= set(texts)
+
+
+def test_back_to_back_race_figure_hatches_the_racy_loads():
+    """Drawn from the machine's run: lanes 1-3 of warp 0 loaded undefined values in phase 4."""
+    b = br.back_to_back(np.ones(128, np.int32), np.full(128, 2, np.int32), barrier=False)
+    fig = fb.block_phase_figure(b.trace, 4)
+    texts = [x.get_text() for x in fig.axes[0].texts]
+    assert texts.count(figures.UNDEF_TEXT) == 3 and "block_reduce.cuh:51" in fig.axes[0].get_title()
+    assert any("SIMT machine" in t.get_text() for t in fig.texts)
+
+
+def test_seed_tail_warp_figure_shows_the_dropped_partial():
+    """The seed's 48-thread BlockReduceSum: lane 0 of the tail warp stores an undefined partial in shared[1]
+    (phase 3), which the load phase (5) then leaves unread: only thread 0 loads, slot 0."""
+    t = br.block_trace(np.ones(48, np.int32), (48, 1), version="seed")
+    assert t.kinds[3] == "store" and t.stores[3].tolist() == [[0, 0], [32, 1]]
+    assert t.shared_defined[3, :2].tolist() == [True, False]
+    assert t.kinds[5] == "load" and t.loads[5].tolist() == [[0, 0]]

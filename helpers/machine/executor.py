@@ -252,6 +252,7 @@ class Launch:
         self.events: list = []
         self.ws_events: list = []
         self.shared_events: list = []   # with trace: (step, pc, warps, wavefronts) per shared request
+        self.mem_events: list = []
         self._memory(args, globals_ or {})
 
     # -- layout -------------------------------------------------------------------------------
@@ -861,6 +862,8 @@ class Launch:
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
             if aok is not None:
                 d = d & (aok if vec == 1 else aok[:, None])
+            if self.trace_on:
+                self._trace_mem("ld", sp, ins, G.idx[pos], flat, es, raw, d)
             if vec == 1:
                 raw, d = raw[:, None], d[:, None]
             if pos.size == G.n:
@@ -873,6 +876,14 @@ class Launch:
         if vals is None:
             vals, dfn = np.zeros((G.n, vec), dt), np.zeros((G.n, vec), bool)
         return vals, dfn
+
+    def _trace_mem(self, kind: str, sp, ins, tids: np.ndarray, flat: np.ndarray, es: int, raw, d) -> None:
+        """With trace=True: a shared or global load/store, per thread and element (for block figures)."""
+        if sp is self.sspace or sp is self.gspace:
+            vec = 1 if np.ndim(raw) == 1 else raw.shape[1]
+            off = (flat[:, None] + es * np.arange(vec)).reshape(-1)
+            self.mem_events.append((self.steps, ins.index, kind, sp.name, np.repeat(tids, vec), off, es,
+                                    np.asarray(raw).reshape(-1).copy(), np.asarray(d).reshape(-1).copy()))
 
     def store(self, G: Group, ins, space, addr, adef, t: str, vec: int, vals: np.ndarray, defs: np.ndarray) -> None:
         es = type_size(t)
@@ -940,6 +951,8 @@ class Launch:
             if sp.written is not None:
                 sp.written.view(ut)[idx] = ONES[es]
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
+            if self.trace_on:
+                self._trace_mem("st", sp, ins, G.idx[pos], flat, es, new, d)
 
     def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
         """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""

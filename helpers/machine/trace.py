@@ -9,6 +9,8 @@ import numpy as np
 from .. import emulator
 from ..trace import Trace
 
+MEMORY_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("store", bool), ("shared", bool), ("tid", np.int64),
+                         ("arg", np.int64), ("index", np.int64), ("bits", np.uint64), ("defined", bool)])
 EVENT_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("active", np.uint32),
                         ("predicated_on", np.uint32), ("line", np.int64)])
 SHARED_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("wavefronts", np.int64)])
@@ -31,6 +33,7 @@ class MachineTrace:
         fn = launch.fn
         self.ptx = [ins.text for ins in fn.instrs]
         self.lines = np.array([ins.loc.line if ins.loc else -1 for ins in fn.instrs], np.int64)
+        self.files = [ins.loc.file if ins.loc else "" for ins in fn.instrs]
         rows = []
         for step, pc, warps, masks, pmasks in launch.events:
             r = np.empty(warps.size, EVENT_DTYPE)
@@ -46,6 +49,8 @@ class MachineTrace:
         self.shared = np.concatenate(srows) if srows else np.empty(0, SHARED_DTYPE)
         self._ws = launch.ws_events
         self.n_warps = launch.n_warps
+        self.outer_lines = np.array([_outer(ins.loc).line if ins.loc else -1 for ins in fn.instrs], np.int64)
+        self.memory = _memory_events(launch)
 
     def for_warp(self, warp: int) -> np.ndarray:
         """The events of one warp, in order."""
@@ -105,3 +110,143 @@ class MachineTrace:
         return Trace(title=title, source="SIMT machine", labels=tuple(labels), held=held.view(dt),
                      received=received.view(dt), src_lane=src, active=active, in_mask=in_mask, defined=defined,
                      meta={"warps": ws})
+
+    def block(self, block: tuple[int, int], dtype: Any, out_arg: int, title: str = "machine",
+              label: Optional[Any] = None, out_index: Optional[Any] = None) -> Trace:
+        """The first block's run phase by phase, as a block :class:`helpers.trace.Trace` (see that module).
+
+        Phases are cut where the machine saw them: the block's barriers (``bar.sync``: a warp's
+        operations between its k-th and (k+1)-th arrival are in interval k), then, inside an
+        interval, runs of one kind of operation (shuffles, shared loads, shared stores) in program
+        order, split where the calling line of the kernel changes (two calls of one function). A
+        loop's iterations between the same two barriers are one phase. Phase 0 is what each thread
+        loaded from global memory; the last is what it wrote to argument ``out_arg`` (its return value;
+        ``out_index(i)`` picks which of the thread's outputs, default element tid). ``held`` is only
+        what the machine saw each thread move: the value it offered to a phase's first shuffle, stored,
+        loaded (its last load of the phase) or wrote out. ``label(pc, kind)`` names a phase.
+        """
+        dt = np.dtype(dtype)
+        n = int(block[0]) * int(block[1])
+        n_warps = -(-n // 32)
+        m = self.memory
+        ops = []   # (step, pc, kind, tid, bits, defined, slot)
+        for r in m[m["shared"] & (m["tid"] < n)]:
+            ops.append((int(r["step"]), int(r["pc"]), "store" if r["store"] else "load", int(r["tid"]),
+                        int(r["bits"]), bool(r["defined"]), int(r["index"])))
+        for step, key, pcs, rwarp, callers, rmask, outs, extra in self._ws:
+            if not key.startswith("shfl"):
+                continue
+            for row, w in enumerate(rwarp.tolist()):
+                if w >= n_warps:
+                    continue
+                for lane in np.flatnonzero(callers[row]).tolist():
+                    ops.append((int(step), int(pcs[0]), "warp", w * 32 + lane, int(extra["sent"][row][lane]),
+                                bool(extra["sent_defined"][row][lane]), -1))
+        bars = {w: np.sort(self.events["step"][(self.events["warp"] == w) &
+                                               np.isin(self.events["pc"], self._barrier_pcs())]) for w in range(n_warps)}
+        epoch = [int(np.searchsorted(bars[o[3] // 32], o[0])) for o in ops]
+        n_epochs = 1 + max([len(b) for b in bars.values()] or [0])
+        # phases: per interval, the distinct pcs in program order, cut where the kind or the calling line changes
+        phases: list[tuple[int, str, list[int]]] = []
+        for e in range(n_epochs):
+            pcs = sorted({o[1]: o[2] for o, ep in zip(ops, epoch) if ep == e}.items())
+            for pc, kind in pcs:
+                if phases and phases[-1][0] == e and phases[-1][1] == kind and \
+                        self.outer_lines[phases[-1][2][-1]] == self.outer_lines[pc]:
+                    phases[-1][2].append(pc)
+                else:
+                    phases.append((e, kind, [pc]))
+            if e < n_epochs - 1:
+                phases.append((e, "barrier", []))
+        where = {(e, pc): k + 1 for k, (e, _, pcs_) in enumerate(phases) for pc in pcs_}
+        steps = len(phases) + 2
+        held = np.zeros((steps, n_warps * 32), np.uint64)
+        active = np.zeros((steps, n_warps * 32), bool)
+        defined = np.zeros((steps, n_warps * 32), bool)
+        loads = [[] for _ in range(steps)]
+        stores = [[] for _ in range(steps)]
+        n_slots = 1 + max([o[6] for o in ops] or [31])
+        shared = np.zeros((steps, n_slots), np.uint64)
+        sdef = np.zeros((steps, n_slots), bool)
+        g = m[~m["shared"] & (m["tid"] < n)]
+        for r in g[~g["store"]][::-1]:            # phase 0: the first global load of each thread
+            held[0, r["tid"]], defined[0, r["tid"]], active[0, r["tid"]] = r["bits"], r["defined"], True
+        pick = (lambda t: t) if out_index is None else out_index
+        for r in g[g["store"] & (g["arg"] == out_arg)]:
+            t = int(r["tid"])
+            if int(r["index"]) == pick(t):
+                held[-1, t], defined[-1, t], active[-1, t] = r["bits"], r["defined"], True
+        order = sorted(range(len(ops)), key=lambda i: (ops[i][0], ops[i][1]))
+        words: dict = {}     # (phase, thread) -> the 32-bit words it offered to the phase's first shuffle
+        per_value = 2 if dt.itemsize == 8 else 1   # a 64-bit shuffle is two: high word, then low (as the PTX does)
+        for i in order:
+            step, pc, kind, t, bits, ok, slot = ops[i]
+            k = where[(epoch[i], pc)]
+            if kind == "warp":
+                got = words.setdefault((k, t), [])
+                if len(got) == per_value:
+                    continue
+                got.append((bits, ok))
+                if len(got) < per_value:
+                    continue
+                bits = got[0][0] if per_value == 1 else (got[0][0] << 32) | got[1][0]
+                ok = all(d for _, d in got)
+            held[k, t], defined[k, t], active[k, t] = bits, ok, True
+            if kind == "store":
+                stores[k].append((t, slot))
+            elif kind == "load":
+                loads[k].append((t, slot))
+        st = sorted((where[(epoch[i], ops[i][1])], ops[i][0], ops[i][6], ops[i][4], ops[i][5])
+                    for i in order if ops[i][2] == "store")
+        j = 0
+        for k in range(steps):
+            if k:
+                shared[k], sdef[k] = shared[k - 1], sdef[k - 1]
+            while j < len(st) and st[j][0] == k:
+                shared[k, st[j][2]], sdef[k, st[j][2]] = st[j][3], st[j][4]
+                j += 1
+        kinds = ("input", *(kind for _, kind, _ in phases), "return")
+        name = label or (lambda pc, kind: kind)
+        labels = ("input: what each thread loaded", *(("__syncthreads()" if kind == "barrier" else name(pcs_[0], kind))
+                                                      for _, kind, pcs_ in phases), "return: what each thread wrote out")
+        as_dt = lambda a: a.astype({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]).view(dt)  # noqa: E731
+        shape = (steps, n_warps, 32)
+        h = as_dt(held).reshape(shape)
+        src = np.where(active, np.arange(n_warps * 32) % 32, -1).astype(np.int32).reshape(shape)
+        pairs = lambda ps: tuple(np.asarray(p, np.int64).reshape(-1, 2) for p in ps)  # noqa: E731
+        return Trace(title=title, source="SIMT machine", labels=labels, held=h, received=h.copy(), src_lane=src,
+                     active=active.reshape(shape), in_mask=active.reshape(shape), defined=defined.reshape(shape),
+                     kinds=kinds, block=(int(block[0]), int(block[1])), shared=as_dt(shared), shared_defined=sdef,
+                     loads=pairs(loads), stores=pairs(stores))
+
+    def _barrier_pcs(self) -> np.ndarray:
+        return np.array([pc for pc, text in enumerate(self.ptx) if text.split()[0].startswith(("bar.", "barrier."))]
+                        or [-1], np.int64)
+
+
+def _outer(loc: Any) -> Any:
+    while loc.inlined_at is not None:
+        loc = loc.inlined_at
+    return loc
+
+
+def _memory_events(launch: Any) -> np.ndarray:
+    rows = []
+    allocs = [(i, al) for i, al in enumerate(launch.arg_allocs) if al is not None]
+    for step, pc, kind, space, tids, off, es, raw, d in getattr(launch, "mem_events", []):
+        r = np.zeros(tids.size, MEMORY_DTYPE)
+        r["step"], r["pc"], r["store"], r["shared"], r["tid"] = step, pc, kind == "st", space == "shared", tids
+        r["bits"], r["defined"] = raw.astype(np.uint64), d
+        r["arg"] = -1
+        if space == "shared":
+            local = tids % launch.TPC
+            r["tid"] = tids // launch.TPC * launch.B + local
+            r["index"] = (off - tids // launch.TPC * launch.S_stride) // es
+        else:
+            r["index"] = -1
+            for i, al in allocs:
+                inside = (off >= al.start) & (off < al.start + al.nbytes)
+                r["arg"][inside] = i
+                r["index"][inside] = (off[inside] - al.start) // es
+        rows.append(r)
+    return np.concatenate(rows) if rows else np.empty(0, MEMORY_DTYPE)
