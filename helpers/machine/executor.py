@@ -31,7 +31,8 @@ Execution model (docs/machine.md has the long form):
   "Memory Consistency Model", tracked per CTA). Shuffles and votes are not fences; volatile is not
   a barrier; atomics themselves are not checked. A load that sees a racing store's changed value,
   or one that a racing store later changes, is undefined (the second case is found and the launch
-  replayed once with those loads marked).
+  replayed once with those loads marked). A store over undefined bytes (shared memory nobody wrote)
+  always counts as a change: the racing load may have read the old bytes.
 """
 from __future__ import annotations
 
@@ -890,7 +891,12 @@ class Launch:
                 d &= aok if vec == 1 else aok[:, None]
             if sp.W is not None:
                 old = view[idx]
-                chg_el = old != new if vec == 1 else (old != new).any(axis=1)
+                # A load racing with this store may read the bytes before it or after it (PTX ISA 8
+                # "Memory Consistency Model": a data race orders nothing), so the store "changes" the
+                # value for a racing reader or writer when the bits differ OR the old bytes were
+                # undefined (never written, or written undefined): then either outcome may be garbage.
+                old_def = sp.defined.view(ut)[idx] == ONES[es]
+                chg_el = (old != new) | ~old_def if vec == 1 else ((old != new) | ~old_def).any(axis=1)
                 tids = G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
@@ -1198,7 +1204,7 @@ class Launch:
     def bar_arrive(self, G: Group, p: int, op) -> np.ndarray:
         ids, idd = op.bar_id(G)
         idx = G.idx
-        if op.bar_count is None and op.bar_red is None and np.ndim(ids) == 0 and self._bar_fast(G):
+        if op.bar_count is None and op.bar_red is None and np.ndim(ids) == 0 and self._bar_fast(G, p):
             w, _ = G.warps()
             self.ci["barriers"][p] += w.size
             self.cw["barriers"][w] += 1
@@ -1221,9 +1227,11 @@ class Launch:
         self.cw["barriers"][w] += 1
         return self.bar_try(np.unique(idx // self.TPC))
 
-    def _bar_fast(self, G: Group) -> bool:
+    def _bar_fast(self, G: Group, p: int) -> bool:
         """Every live thread of the group's blocks arrives here, now, and none waits elsewhere:
-        the barrier completes at once (the common, convergent case)."""
+        the barrier completes at once (the common, convergent case). The group then resumes at
+        ``p + 1``: ``self.pc`` is not kept current while a group runs straight-line code (the run
+        loop stores it when the group breaks up), so it is set from ``p``, never incremented."""
         ctas_first = G.idx[0] // self.TPC
         ctas_last = G.idx[-1] // self.TPC
         nc = ctas_last - ctas_first + 1
@@ -1234,7 +1242,7 @@ class Launch:
         if alive != G.n or (self.status[G.idx] != RUN).any():
             return False
         self.bepoch[ctas_first:ctas_last + 1] += 1
-        self.pc[G.idx] += 1
+        self.pc[G.idx] = p + 1
         return True
 
     def bar_try(self, ctas: np.ndarray) -> np.ndarray:
