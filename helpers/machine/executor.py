@@ -196,6 +196,8 @@ class Launch:
         self.ws_key = np.full(self.T, -1, np.int64)
         self.ws_mask = np.zeros(self.T, np.int64)
         self.ws_mdef = np.ones(self.T, bool)
+        self.ws_since = np.zeros(self.T, np.int64)     # the step a thread began waiting at a warp-sync call
+        self.last_effect = np.full(self.T, -1, np.int64)  # the step of its last store, atomic or synchronisation
         self.key_ids: dict[str, int] = {}
         self.status = np.zeros(self.T, np.int8)
         self.pc = np.zeros(self.T, np.int64)
@@ -237,6 +239,7 @@ class Launch:
         self.bar_cnt.fill(-1)
         self.ws_key.fill(-1)
         self.ws_mdef.fill(True)
+        self.last_effect.fill(-1)
         self.bar_pred_def.fill(True)
         self.bepoch = np.zeros(self.ncta, np.int32)
         self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
@@ -876,6 +879,7 @@ class Launch:
         es = type_size(t)
         nbytes = es * vec
         ut = dec.UINT[es]
+        self.last_effect[G.idx] = self.steps
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
@@ -948,6 +952,7 @@ class Launch:
         """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
         es = type_size(t)
         dt = np.dtype(dec.NP[t])
+        self.last_effect[G.idx] = self.steps
         old = np.zeros(G.n, dt)
         dold = np.zeros(G.n, bool)
         bdef = dec.defined_per_thread(bdef, G.n)
@@ -1019,6 +1024,8 @@ class Launch:
         idx = G.idx
         self.status[idx] = WS
         self.pc[idx] = p
+        self.ws_since[idx] = self.steps
+        self.last_effect[idx] = self.steps
         self.ws_key[idx] = self._key(op.ws_key)
         self.ws_mask[idx] = m
         if md is True:
@@ -1106,6 +1113,8 @@ class Launch:
             callers[inv, lane] = True
             mdef = np.ones(nr, bool)
             np.logical_and.at(mdef, inv, self.ws_mdef[tk])
+            if op0.ws_compute is not None:
+                mdef &= ~self._undefined_calls(op0, tk, pcs, inv, nr, rwarp, rmask, callers, forced)
             parts = []
             for p in np.unique(pcs):
                 sel = pcs == p
@@ -1113,6 +1122,64 @@ class Launch:
             self._ws_rows(op0, parts, rwarp, rmask, mdef, callers, inv, lane)
             self.status[tk] = RUN
             self.pc[tk] = pcs + 1
+
+    def _undefined_calls(self, op0, tk, pcs, inv, nr, rwarp, rmask, callers, forced: bool) -> np.ndarray:
+        """(rows,) bool: the rows of a shfl/vote/match/redux that met although the call is undefined
+        by the Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions": all non-exited
+        threads named in mask must execute *the same* intrinsic with the same mask, or the result is
+        undefined), reported once per instruction as ``undefined_shuffle``. Every result of such a row
+        is undefined (as :func:`helpers.emulator.call_defined` says for a lane alive elsewhere):
+
+        * ``forced``: lanes named in the mask wait at a non-matching instruction (already reported);
+        * the callers come from different instructions (another line): PTX ISA 9.7.9.6 / 9.7.12.8
+          on sm_70+ lets them meet, and the machine lets them (no deadlock), but the Guide asks for
+          the same intrinsic call;
+        * a lane named in the mask was alive while the call waited for it, stored, performed an
+          atomic or synchronised, and then exited without calling. (A lane whose remaining path to
+          its exit has no effect anyone can observe, such as ``if (lane >= k) return;``, cannot be
+          told from one that had exited before the call, and does not count.)
+        """
+        bad = np.ones(nr, bool) if forced else np.zeros(nr, bool)
+        if forced:
+            return bad
+        pmin = np.full(nr, np.iinfo(np.int64).max)
+        pmax = np.full(nr, -1, np.int64)
+        np.minimum.at(pmin, inv, pcs)
+        np.maximum.at(pmax, inv, pcs)
+        lines = pmin != pmax
+        since = np.full(nr, np.iinfo(np.int64).max)
+        np.minimum.at(since, inv, self.ws_since[tk])
+        lanes = rwarp[:, None] * 32 + LANE
+        named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+        left = named & ~callers & (self.status[lanes] == EXIT) & (self.last_effect[lanes] >= since[:, None])
+        busy = left.any(axis=1)
+        bad |= lines | busy
+        for why, rows in (("lines", lines), ("busy", busy & ~lines)):
+            if not rows.any():
+                continue
+            r = int(np.flatnonzero(rows)[0])
+            p0 = int(pmin[r])
+            t0 = int(tk[(inv == r) & (pcs == p0)][0])
+            if why == "lines":
+                other = int(pmax[r])
+                a, b = self.where(p0), self.where(other)
+                if a == b:   # one inlined helper called from two lines: name the call sites
+                    la, lb = self.fn.instrs[p0].loc, self.fn.instrs[other].loc
+                    a, b = (la.short() if la else a), (lb.short() if lb else b)
+                msg = (f"the lanes named in the member mask ({int(rmask[r]):#010x}) execute {op0.ws_key} from different "
+                       f"instructions ({a} and {b}): the Programming Guide asks for the "
+                       f"same intrinsic call, so every result of this call is undefined (an sm_70+ GPU may let them "
+                       f"meet, as the machine does, so nothing hangs)")
+                t1 = int(tk[(inv == r) & (pcs == other)][0])
+                self.add_finding("undefined_shuffle", p0, msg, threads=(t0, t1), count=int(rows.sum()), other_pc=other)
+            else:
+                gone = int(lanes[r][np.flatnonzero(left[r])[0]])
+                msg = (f"{op0.ws_key} with member mask {int(rmask[r]):#010x} was called while lane {gone & 31}, which the "
+                       f"mask names, was alive elsewhere; it then exited without calling. The Programming Guide "
+                       f"defines no result for such a call (the GPU waits for the lane to exit): every result of "
+                       f"this call is undefined")
+                self.add_finding("undefined_shuffle", p0, msg, threads=(t0, gone), count=int(rows.sum()))
+        return bad
 
     def _ws_rows(self, op0, parts, rwarp, rmask, mdef, callers, inv, lane) -> None:
         """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.
@@ -1211,6 +1278,7 @@ class Launch:
             return idx
         self.status[idx] = BAR
         self.pc[idx] = p
+        self.last_effect[idx] = self.steps
         self.bar_id[idx] = np.asarray(ids).astype(np.int64)
         if op.bar_count is not None:
             cnt, cd = op.bar_count(G)
