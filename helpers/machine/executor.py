@@ -31,7 +31,8 @@ Execution model (docs/machine.md has the long form):
   "Memory Consistency Model", tracked per CTA). Shuffles and votes are not fences; volatile is not
   a barrier; atomics themselves are not checked. A load that sees a racing store's changed value,
   or one that a racing store later changes, is undefined (the second case is found and the launch
-  replayed once with those loads marked).
+  replayed once with those loads marked). A store over undefined bytes (shared memory nobody wrote)
+  always counts as a change: the racing load may have read the old bytes.
 """
 from __future__ import annotations
 
@@ -195,6 +196,8 @@ class Launch:
         self.ws_key = np.full(self.T, -1, np.int64)
         self.ws_mask = np.zeros(self.T, np.int64)
         self.ws_mdef = np.ones(self.T, bool)
+        self.ws_since = np.zeros(self.T, np.int64)     # the step a thread began waiting at a warp-sync call
+        self.last_effect = np.full(self.T, -1, np.int64)  # the step of its last store, atomic or synchronisation
         self.key_ids: dict[str, int] = {}
         self.status = np.zeros(self.T, np.int8)
         self.pc = np.zeros(self.T, np.int64)
@@ -236,6 +239,7 @@ class Launch:
         self.bar_cnt.fill(-1)
         self.ws_key.fill(-1)
         self.ws_mdef.fill(True)
+        self.last_effect.fill(-1)
         self.bar_pred_def.fill(True)
         self.bepoch = np.zeros(self.ncta, np.int32)
         self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
@@ -889,6 +893,7 @@ class Launch:
         es = type_size(t)
         nbytes = es * vec
         ut = dec.UINT[es]
+        self.last_effect[G.idx] = self.steps
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
@@ -904,7 +909,12 @@ class Launch:
                 d &= aok if vec == 1 else aok[:, None]
             if sp.W is not None:
                 old = view[idx]
-                chg_el = old != new if vec == 1 else (old != new).any(axis=1)
+                # A load racing with this store may read the bytes before it or after it (PTX ISA 8
+                # "Memory Consistency Model": a data race orders nothing), so the store "changes" the
+                # value for a racing reader or writer when the bits differ OR the old bytes were
+                # undefined (never written, or written undefined): then either outcome may be garbage.
+                old_def = sp.defined.view(ut)[idx] == ONES[es]
+                chg_el = (old != new) | ~old_def if vec == 1 else ((old != new) | ~old_def).any(axis=1)
                 tids = G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
@@ -958,6 +968,7 @@ class Launch:
         """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
         es = type_size(t)
         dt = np.dtype(dec.NP[t])
+        self.last_effect[G.idx] = self.steps
         old = np.zeros(G.n, dt)
         dold = np.zeros(G.n, bool)
         bdef = dec.defined_per_thread(bdef, G.n)
@@ -1029,6 +1040,8 @@ class Launch:
         idx = G.idx
         self.status[idx] = WS
         self.pc[idx] = p
+        self.ws_since[idx] = self.steps
+        self.last_effect[idx] = self.steps
         self.ws_key[idx] = self._key(op.ws_key)
         self.ws_mask[idx] = m
         if md is True:
@@ -1116,6 +1129,8 @@ class Launch:
             callers[inv, lane] = True
             mdef = np.ones(nr, bool)
             np.logical_and.at(mdef, inv, self.ws_mdef[tk])
+            if op0.ws_compute is not None:
+                mdef &= ~self._undefined_calls(op0, tk, pcs, inv, nr, rwarp, rmask, callers, forced)
             parts = []
             for p in np.unique(pcs):
                 sel = pcs == p
@@ -1123,6 +1138,64 @@ class Launch:
             self._ws_rows(op0, parts, rwarp, rmask, mdef, callers, inv, lane)
             self.status[tk] = RUN
             self.pc[tk] = pcs + 1
+
+    def _undefined_calls(self, op0, tk, pcs, inv, nr, rwarp, rmask, callers, forced: bool) -> np.ndarray:
+        """(rows,) bool: the rows of a shfl/vote/match/redux that met although the call is undefined
+        by the Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions": all non-exited
+        threads named in mask must execute *the same* intrinsic with the same mask, or the result is
+        undefined), reported once per instruction as ``undefined_shuffle``. Every result of such a row
+        is undefined (as :func:`helpers.emulator.call_defined` says for a lane alive elsewhere):
+
+        * ``forced``: lanes named in the mask wait at a non-matching instruction (already reported);
+        * the callers come from different instructions (another line): PTX ISA 9.7.9.6 / 9.7.12.8
+          on sm_70+ lets them meet, and the machine lets them (no deadlock), but the Guide asks for
+          the same intrinsic call;
+        * a lane named in the mask was alive while the call waited for it, stored, performed an
+          atomic or synchronised, and then exited without calling. (A lane whose remaining path to
+          its exit has no effect anyone can observe, such as ``if (lane >= k) return;``, cannot be
+          told from one that had exited before the call, and does not count.)
+        """
+        bad = np.ones(nr, bool) if forced else np.zeros(nr, bool)
+        if forced:
+            return bad
+        pmin = np.full(nr, np.iinfo(np.int64).max)
+        pmax = np.full(nr, -1, np.int64)
+        np.minimum.at(pmin, inv, pcs)
+        np.maximum.at(pmax, inv, pcs)
+        lines = pmin != pmax
+        since = np.full(nr, np.iinfo(np.int64).max)
+        np.minimum.at(since, inv, self.ws_since[tk])
+        lanes = rwarp[:, None] * 32 + LANE
+        named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+        left = named & ~callers & (self.status[lanes] == EXIT) & (self.last_effect[lanes] >= since[:, None])
+        busy = left.any(axis=1)
+        bad |= lines | busy
+        for why, rows in (("lines", lines), ("busy", busy & ~lines)):
+            if not rows.any():
+                continue
+            r = int(np.flatnonzero(rows)[0])
+            p0 = int(pmin[r])
+            t0 = int(tk[(inv == r) & (pcs == p0)][0])
+            if why == "lines":
+                other = int(pmax[r])
+                a, b = self.where(p0), self.where(other)
+                if a == b:   # one inlined helper called from two lines: name the call sites
+                    la, lb = self.fn.instrs[p0].loc, self.fn.instrs[other].loc
+                    a, b = (la.short() if la else a), (lb.short() if lb else b)
+                msg = (f"the lanes named in the member mask ({int(rmask[r]):#010x}) execute {op0.ws_key} from different "
+                       f"instructions ({a} and {b}): the Programming Guide asks for the "
+                       f"same intrinsic call, so every result of this call is undefined (an sm_70+ GPU may let them "
+                       f"meet, as the machine does, so nothing hangs)")
+                t1 = int(tk[(inv == r) & (pcs == other)][0])
+                self.add_finding("undefined_shuffle", p0, msg, threads=(t0, t1), count=int(rows.sum()), other_pc=other)
+            else:
+                gone = int(lanes[r][np.flatnonzero(left[r])[0]])
+                msg = (f"{op0.ws_key} with member mask {int(rmask[r]):#010x} was called while lane {gone & 31}, which the "
+                       f"mask names, was alive elsewhere; it then exited without calling. The Programming Guide "
+                       f"defines no result for such a call (the GPU waits for the lane to exit): every result of "
+                       f"this call is undefined")
+                self.add_finding("undefined_shuffle", p0, msg, threads=(t0, gone), count=int(rows.sum()))
+        return bad
 
     def _ws_rows(self, op0, parts, rwarp, rmask, mdef, callers, inv, lane) -> None:
         """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.
@@ -1214,13 +1287,14 @@ class Launch:
     def bar_arrive(self, G: Group, p: int, op) -> np.ndarray:
         ids, idd = op.bar_id(G)
         idx = G.idx
-        if op.bar_count is None and op.bar_red is None and np.ndim(ids) == 0 and self._bar_fast(G):
+        if op.bar_count is None and op.bar_red is None and np.ndim(ids) == 0 and self._bar_fast(G, p):
             w, _ = G.warps()
             self.ci["barriers"][p] += w.size
             self.cw["barriers"][w] += 1
             return idx
         self.status[idx] = BAR
         self.pc[idx] = p
+        self.last_effect[idx] = self.steps
         self.bar_id[idx] = np.asarray(ids).astype(np.int64)
         if op.bar_count is not None:
             cnt, cd = op.bar_count(G)
@@ -1237,9 +1311,11 @@ class Launch:
         self.cw["barriers"][w] += 1
         return self.bar_try(np.unique(idx // self.TPC))
 
-    def _bar_fast(self, G: Group) -> bool:
+    def _bar_fast(self, G: Group, p: int) -> bool:
         """Every live thread of the group's blocks arrives here, now, and none waits elsewhere:
-        the barrier completes at once (the common, convergent case)."""
+        the barrier completes at once (the common, convergent case). The group then resumes at
+        ``p + 1``: ``self.pc`` is not kept current while a group runs straight-line code (the run
+        loop stores it when the group breaks up), so it is set from ``p``, never incremented."""
         ctas_first = G.idx[0] // self.TPC
         ctas_last = G.idx[-1] // self.TPC
         nc = ctas_last - ctas_first + 1
@@ -1250,7 +1326,7 @@ class Launch:
         if alive != G.n or (self.status[G.idx] != RUN).any():
             return False
         self.bepoch[ctas_first:ctas_last + 1] += 1
-        self.pc[G.idx] += 1
+        self.pc[G.idx] = p + 1
         return True
 
     def bar_try(self, ctas: np.ndarray) -> np.ndarray:

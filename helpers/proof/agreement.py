@@ -272,8 +272,8 @@ def beyond_the_tools(recorded: Optional[dict[str, Any]] = None) -> list[Beyond]:
     from . import sanitize
 
     exp = {}
-    for e in (recorded or {}).get("experiments", []):
-        exp.setdefault(e["name"], {})[e["tool"]] = e["verdict"]
+    for e in (recorded or {}).get("experiments", []):   # the verdict from the recorded counts, not its label
+        exp.setdefault(e["name"], {})[e["tool"]] = sanitize.experiment_verdict(e)
     out = []
     x = sanitize.seed_inputs()
     grid = -(-sanitize.POOLED_N // 256)

@@ -338,30 +338,65 @@ def format_summary(title: str, s: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------ command line
 
+_LOADED: dict[tuple[str, Optional[str]], Any] = {}
+
+
+def _recording(what: str, root: Optional[str]) -> Any:
+    """The recording, loaded once per process (forked workers inherit the parent's copy)."""
+    key = (what, root)
+    if key not in _LOADED:
+        r = Path(root) if root else None
+        _LOADED[key] = KernelRecording(r) if what == "kernels" else ProgramRecording(r)
+    return _LOADED[key]
+
+
 def _chunk(args: tuple[str, list[str], Optional[str]]) -> list[dict[str, Any]]:
     what, keys, root = args
-    r = Path(root) if root else None
+    rec = _recording(what, root)
+    want = set(keys)
     if what == "kernels":
-        rec = KernelRecording(r)
-        rows = [x for x in rec.rows if x["key"] in set(keys)]
-        out = replay_kernels(rec, rows)
+        out = replay_kernels(rec, [x for x in rec.rows if x["key"] in want])
     else:
-        out = replay_programs(ProgramRecording(r), names=set(keys))
+        out = replay_programs(rec, names=want)
     return [vars(o) for o in out]
 
 
-def run_parallel(what: str, jobs: int, root: Optional[Path] = None) -> list[Outcome]:
-    """Every recorded launch (``what="kernels"``) or program (``"programs"``), split over ``jobs``
-    processes (the GPU host's replay step)."""
-    import concurrent.futures as cf
+def ci_jobs() -> int:
+    """Processes for the CI replay: ``WARPLAB_PROOF_JOBS``, else the CPU count (at most 8)."""
+    env = os.environ.get("WARPLAB_PROOF_JOBS", "").strip()
+    return max(1, int(env)) if env.isdigit() else max(1, min(os.cpu_count() or 1, 8))
 
-    if what == "kernels":
-        keys = [r["key"] for r in KernelRecording(root).rows]
-    else:
-        keys = [p["name"] for _, p in ProgramRecording(root).items()]
-    chunks = [keys[i::jobs * 4] for i in range(jobs * 4)]
-    with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
-        parts = ex.map(_chunk, [(what, c, str(root) if root else None) for c in chunks if c])
+
+def _chunks(what: str, rec: Any, keys: Sequence[str], jobs: int) -> list[list[str]]:
+    """Work units: for programs one module each (its PTX is parsed by one process only), for kernel
+    launches about 8 per process, dealt largest first so that the processes finish together."""
+    want = set(keys)
+    if what == "programs":
+        return [c for c in ([p["name"] for p in m["programs"] if p["name"] in want] for m in rec.meta["modules"]) if c]
+    rows = sorted((r for r in rec.rows if r["key"] in want),
+                  key=lambda r: -int(np.prod(r["launch"]["grid"]) * np.prod(r["launch"]["block"])))
+    n = max(1, min(len(rows), jobs * 8))
+    return [c for c in ([r["key"] for r in rows[i::n]] for i in range(n)) if c]
+
+
+def run_parallel(what: str, jobs: int, root: Optional[Path] = None,
+                 keys: Optional[Sequence[str]] = None) -> list[Outcome]:
+    """Every recorded launch (``what="kernels"``) or program (``"programs"``), or those named in
+    ``keys``, split over ``jobs`` processes (CI, and the GPU host's replay step). The recording is
+    loaded once, before the processes fork."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    r = str(root) if root else None
+    rec = _recording(what, r)
+    if keys is None:
+        keys = [x["key"] for x in rec.rows] if what == "kernels" else [p["name"] for _, p in rec.items()]
+    chunks = _chunks(what, rec, keys, jobs)
+    if jobs <= 1 or len(chunks) <= 1:
+        return [Outcome(**d) for c in chunks for d in _chunk((what, c, r))]
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
+        parts = ex.map(_chunk, [(what, c, r) for c in chunks])
         return [Outcome(**d) for part in parts for d in part]
 
 
@@ -375,7 +410,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--what", default="kernels,programs")
+    parser.add_argument("--only", default="", help="comma-separated launch keys or program names (default: all)")
     args = parser.parse_args(argv)
+    only = [k for k in args.only.split(",") if k] or None
     report: dict[str, Any] = {}
     status = 0
     for what in args.what.split(","):
@@ -384,11 +421,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{what}: skipped ({reason})")
             continue
         t0 = time.time()
-        out = run_parallel(what, args.jobs)
+        rec = _recording(what, None)
+        known = {x["key"] for x in rec.rows} if what == "kernels" else {p["name"] for _, p in rec.items()}
+        keys = None if only is None else [k for k in only if k in known]
+        if keys == []:
+            continue
+        out = run_parallel(what, args.jobs, keys=keys)
         s = summary(out)
         s["wall_seconds"] = round(time.time() - t0, 1)
         report[what] = {"summary": s, "failures": [vars(o) for o in out if o.status != "match"][:200]}
-        print(format_summary(f"{what} (all, {args.jobs} processes, {s['wall_seconds']} s)", s), flush=True)
+        which = "all" if keys is None else f"{len(keys)} named"
+        print(format_summary(f"{what} ({which}, {args.jobs} processes, {s['wall_seconds']} s)", s), flush=True)
         if set(s["by_status"]) - {"match"}:
             status = 1
     if args.out:

@@ -246,11 +246,20 @@ def _experiment(work: Path, kind: str, tool: str) -> dict[str, Any]:
     errors = int(m.group(1)) if m else (int(race.group(2)) + int(race.group(3)) if race else -1)
     hazards = int(race.group(1)) if race else 0
     ran = "@@experiment" in text
-    return {"name": kind, "tool": tool, "exit_code": rc, "ran": ran, "errors": errors, "hazards": hazards,
-            "verdict": ("clean" if errors == 0 and hazards == 0 else "reported") if ran and errors >= 0
-            else "failed",
-            "first": [re.sub(r"0x[0-9a-fA-F]+", "0x...", h.group(1)) for line in text.splitlines()
-                      for h in [_HEADLINE.match(line)] if h and not _NOT_A_REPORT.match(h.group(1))][:3]}
+    entry = {"name": kind, "tool": tool, "exit_code": rc, "ran": ran, "errors": errors, "hazards": hazards,
+             "first": [re.sub(r"0x[0-9a-fA-F]+", "0x...", h.group(1)) for line in text.splitlines()
+                       for h in [_HEADLINE.match(line)] if h and not _NOT_A_REPORT.match(h.group(1))][:3]}
+    return {**entry, "verdict": experiment_verdict(entry)}
+
+
+def experiment_verdict(entry: dict[str, Any]) -> str:
+    """"reported" when the tool reported errors or hazards, "clean" when the launch ran to its end with
+    none, else "failed". A report counts even when the launch did not finish: memcheck aborts a
+    kernel at its first invalid access, so the process then fails after printing the report (the
+    ``exact`` experiment: 31 "Invalid __global__ read" errors, exit code 1)."""
+    if entry.get("errors", -1) > 0 or entry.get("hazards", 0) > 0:
+        return "reported"
+    return "clean" if entry.get("ran") and entry.get("errors", -1) == 0 else "failed"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

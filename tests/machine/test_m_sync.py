@@ -79,6 +79,30 @@ extern "C" __global__ void others(int* v, const int* x) {
     if (i == 0) v[6] = s;
 }
 
+// Block 0 alone runs three barriers in a row while the other blocks wait at the join after them
+// (prog_00338 of the proof): each instruction between the barriers executes once per thread.
+extern "C" __global__ void barriers_then_join(const int* in, int* out) {
+    __shared__ int s[1];
+    int c = in[threadIdx.x];
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) s[0] = 1;
+        __syncthreads();
+        if (threadIdx.x % 3 == 1) atomicXor(&s[0], 6 << (threadIdx.x % 5));
+        __syncthreads();
+        c ^= s[0];
+        __syncthreads();
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = __shfl_up_sync(0xffffffffu, c, 1) + c;
+}
+
+// Two warps: each thread stores 0 over shared memory nobody wrote, then reads the other warp's word
+// with no barrier. The racing load may see the bytes from before the store (prog_00738).
+extern "C" __global__ void race_over_uninitialized(int* out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = 0;
+    out[threadIdx.x] = s[threadIdx.x ^ 32];
+}
+
 // Two blocks write the same element without any ordering: a race across blocks.
 extern "C" __global__ void cross_block(int* out) {
     if (threadIdx.x == 0) out[0] = blockIdx.x;
@@ -113,6 +137,34 @@ def test_divergent_barrier(mod):
     rep = mod.get_function("divergent")((1,), (64,), (out,))
     f = rep.of_kind("divergent_barrier")
     assert f and f[0].other_line != f[0].line
+
+
+def test_barriers_in_a_row_run_each_instruction_once(mod):
+    # PTX ISA 9.7.12.1 bar/barrier: a barrier suspends the thread until the CTA arrives, then it
+    # continues with the next instruction; it never repeats the ones before it.
+    x = np.arange(32, dtype=np.int32) * 100
+    out = np.zeros(96, np.int32)
+    rep = mod.get_function("barriers_then_join")((3,), (32,), (x, out))
+    assert rep.clean, rep.summary()
+    s0 = 1
+    for t in range(32):
+        if t % 3 == 1:
+            s0 ^= 6 << (t % 5)
+    c = x.copy()
+    c0 = c ^ s0
+    for b, cb in enumerate((c0, c, c)):
+        up = np.concatenate([cb[:1], cb[:-1]])   # shfl.up by 1: lane 0 keeps its own value
+        np.testing.assert_array_equal(out[32 * b:32 * (b + 1)], up + cb)
+
+
+def test_racing_store_over_uninitialized_memory_leaves_the_load_undefined(mod):
+    # PTX ISA 8 "Memory Consistency Model": nothing orders the store before the other warp's load,
+    # which may read the word before it was written, i.e. uninitialised shared memory (PTX ISA 5.1.5).
+    # That the store writes the value the machine happens to hold there (0) changes nothing.
+    out = np.zeros(64, np.int32)
+    rep = mod.get_function("race_over_uninitialized")((1,), (64,), (out,))
+    assert rep.of_kind("race")
+    assert rep.undefined[0].all()
 
 
 def test_exited_threads_do_not_hold_up_a_barrier(mod):

@@ -66,6 +66,13 @@ extern "C" __global__ void selfless(const int* v, int* out) {
     if (lane < 2) out[lane] = __shfl_sync(0x1u, v[lane], 0);
 }
 
+// Lanes k.. return first; the rest shuffle with the full mask (reads from returned lanes undefined).
+extern "C" __global__ void early_return(const int* v, int* out, int k) {
+    const int lane = threadIdx.x;
+    if (lane >= k) return;
+    out[lane] = __shfl_down_sync(0xffffffffu, v[lane], 4);
+}
+
 // Loops with per-lane trip counts, then a full-warp shuffle: the lanes meet again.
 extern "C" __global__ void trip_counts(const int* v, int* out) {
     const int lane = threadIdx.x;
@@ -217,6 +224,7 @@ def test_non_matching_warp_sync_is_undefined_shuffle(sync):
     assert "different" in f[0].message
     assert not rep.of_kind("deadlock")
     np.testing.assert_array_equal(out[16:], v[16:])  # the __syncwarp() side kept its values
+    assert rep.undefined[1][:16].all()               # every result of the undefined shuffle
 
 
 def test_warp_sync_waiting_on_a_barrier_is_a_deadlock(sync):
@@ -299,3 +307,50 @@ def test_a_branch_on_an_undefined_value_taints_only_what_it_controls():
     assert u[32:48].all() and not u[48:64].any()         # y: written under the undefined condition
     assert u[64:80].all() and not u[80:].any()           # whether out[64 + lane] was written is undefined
     assert rep.undefined_control and rep.undefined_control[0][3] == 16
+
+
+def _diverged_run(part_name: str, n_warps: int = 2):
+    from helpers import record_diverged as D
+
+    p = D.part(part_name)
+    mod = machine.kernel_module(D.KERNEL, D.NAME_EXPRESSIONS)
+    expr = f"diverged_kernel<{D.OPS[p.op]}, {'true' if p.then == 'later' else 'false'}>"
+    got = np.full(n_warps * 32, -1, np.int32)
+    rep = mod.get_function(expr)((n_warps,), (32,), (
+        D.inputs(n_warps).ravel(), np.full(n_warps, p.caller_mask, np.uint32), np.int32(p.delta), np.int64(20),
+        got, np.zeros(n_warps * 32, np.uint32), np.zeros(n_warps * 96, np.int64)))
+    return p, rep, got
+
+
+@pytest.mark.parametrize("name", [p.name for p in __import__("helpers.record_diverged", fromlist=["PARTS"]).PARTS])
+def test_full_mask_call_with_lanes_elsewhere_is_undefined(name):
+    # Programming Guide, "Warp Shuffle Functions" / "Warp Vote Functions": every non-exited lane named
+    # in mask must execute the same intrinsic with the same mask, or the result is undefined. PTX ISA
+    # 9.7.9.6 / 9.7.12.8 (sm_70+): the caller waits until those lanes have executed it or exited, so the
+    # machine completes the call (no deadlock) and marks every result of it undefined. The H200's
+    # values for these calls (data/diverged_reads.json) are one observation, never compared.
+    p, rep, got = _diverged_run(name)
+    called = np.tile(((np.uint64(p.caller_mask) >> np.arange(32, dtype=np.uint64)) & 1).astype(bool), 2)
+    if p.then == "later":
+        called[:] = True
+    assert not rep.of_kind("deadlock")
+    if p.callers == "all lanes":   # the control: a defined call
+        assert rep.clean, rep.summary()
+        assert not rep.undefined[4].any()
+        return
+    f = rep.of_kind("undefined_shuffle")
+    assert f, rep.summary()
+    assert ("different instructions" if p.then == "later" else "alive elsewhere") in f[0].message
+    assert rep.undefined[4][called].all()          # every result of the call: undefined, never a number
+    assert (got[~called] == -1).all() and not rep.undefined[4][~called].any()   # lanes that never called
+
+
+def test_lanes_that_return_before_a_full_mask_call_count_as_exited(sync):
+    # `if (lane >= k) return;` then a full-mask shuffle: the returned lanes have exited (no code can tell
+    # otherwise), so the call is defined; only reads from them are undefined.
+    v = np.arange(100, 132, dtype=np.int32)
+    out = np.zeros(32, np.int32)
+    rep = sync.get_function("early_return")((1,), (32,), (v, out, np.int32(20)))
+    assert not rep.of_kind("undefined_shuffle"), rep.summary()
+    np.testing.assert_array_equal(out[:16], v[4:20])
+    assert rep.undefined[1][16:20].all() and not rep.undefined[1][:16].any()

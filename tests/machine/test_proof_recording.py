@@ -126,6 +126,16 @@ def test_sanitizer_reports_are_attributed_to_programs() -> None:
     assert sanitize.verdict(None) == "not run"
 
 
+def test_an_experiment_that_memcheck_aborts_is_reported_not_failed() -> None:
+    # memcheck stops the kernel at its first invalid access, so the target exits with an error after
+    # the report (the H200's "exact" run: 31 errors, exit code 1): that is a report, not a failure.
+    aborted = {"ran": False, "exit_code": 1, "errors": 31, "hazards": 0}
+    assert sanitize.experiment_verdict(aborted) == "reported"
+    assert sanitize.experiment_verdict({"ran": True, "exit_code": 0, "errors": 0, "hazards": 0}) == "clean"
+    assert sanitize.experiment_verdict({"ran": True, "exit_code": 0, "errors": 0, "hazards": 2}) == "reported"
+    assert sanitize.experiment_verdict({"ran": False, "exit_code": 127, "errors": -1, "hazards": 0}) == "failed"
+
+
 def test_a_worker_that_dies_is_restarted_past_the_item(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     calls = []
 
