@@ -51,8 +51,8 @@ import numpy as np
 from . import backend as _backend
 from . import emulator, kernels, params
 from .trace import Recorder, Trace, gpu_source
-from .warp_reduce import (_CTYPES, SEED_KERNELS, _op_exprs, check_op, combine, cpp_op,
-                          identity, reference)
+from .ops import CTYPES, check_op, combine, cpp_op, identity, op_exprs, reference
+from .warp_reduce import SEED_KERNELS
 
 KINDS: tuple[str, ...] = ("sum", "x", "y")
 VERSIONS: tuple[str, ...] = ("fixed", "seed")
@@ -63,9 +63,9 @@ FULL = params.FULL_MASK
 
 BLOCK_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     "block_reduce": (*(e for k in ("block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce")
-                       for e in _op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
-                     *_op_exprs("back_to_back_kernel<{t}, {op}, true>"),
-                     *_op_exprs("back_to_back_kernel<{t}, {op}, false>")),
+                       for e in op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
+                     *op_exprs("back_to_back_kernel<{t}, {op}, true>"),
+                     *op_exprs("back_to_back_kernel<{t}, {op}, false>")),
     "seed_block_reduce": SEED_KERNELS,
 }
 
@@ -567,7 +567,7 @@ def _expected(v: np.ndarray, kind: str, op: str) -> np.ndarray:
 
 
 def _kernel_expr(kind: str, version: str, broadcast: bool, dtype: np.dtype, op: str) -> tuple[str, str]:
-    t, o = _CTYPES[dtype.name], cpp_op(op, dtype)
+    t, o = CTYPES[dtype.name], cpp_op(op, dtype)
     if version == "seed":
         name = {"sum": f"seed_block_reduce_sum_kernel<{t}>", "x": f"seed_block_x_reduce_kernel<{t}, {o}>",
                 "y": f"seed_block_y_reduce_kernel<{t}, {o}>"}[kind]
@@ -694,7 +694,7 @@ def back_to_back_gpu(first: Any, second: Any, block: Optional[tuple[int, int]] =
     a, blk = _check_block(first, block)
     b_vals, _ = _check_block(second, blk)
     check_op(op, a.dtype)
-    expr = f"back_to_back_kernel<{_CTYPES[a.dtype.name]}, {cpp_op(op, a.dtype)}, {'true' if barrier else 'false'}>"
+    expr = f"back_to_back_kernel<{CTYPES[a.dtype.name]}, {cpp_op(op, a.dtype)}, {'true' if barrier else 'false'}>"
     d_out = cupy.zeros(2 * a.size, a.dtype)
     fn = kernels.module("block_reduce", BLOCK_REDUCE_KERNELS["block_reduce"]).get_function(expr)
     fn((1,), blk, (cupy.asarray(a.reshape(-1)), cupy.asarray(b_vals.reshape(-1)), d_out))
