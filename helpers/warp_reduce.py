@@ -107,20 +107,49 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
     return r
 
 
+# The machine keeps about 40 kB per warp of a launch (registers, definedness shadows, race records;
+# measured with tracemalloc), some 300 times a warp's int32 values. Launches of at most
+# n_warps / 640 warps keep that under half the input; at least 64 warps a launch bound the
+# per-launch cost, at most params.CHUNK_WARPS bound the memory of any one.
+_MIN_LAUNCH_WARPS = 64
+
+
+def _chunks(n_warps: int) -> list[slice]:
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, n_warps // 640))
+    return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
+
+
 def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``k`` over every warp of ``v`` ((n_warps, 32)), ``params.CHUNK_WARPS`` warps a launch so memory
-    stays bounded: what each thread wrote ((n_warps, per_warp), 0 where undefined) and where it is
-    defined. Where the definedness is the same for every warp it is one row broadcast (a view)."""
+    """``k`` over every warp of ``v`` ((n_warps, 32)) in bounded launches (:func:`_chunks`): what each
+    thread wrote ((n_warps, per_warp), 0 where undefined) and where it is defined.
+
+    Results are kept lean, so that comparing several methods on many warps stays within a few
+    times the input: where every thread of a warp wrote the same defined bits (the xor butterfly,
+    cg, ``__reduce_*_sync``) the values are one column broadcast over the lanes, and where the
+    definedness is the same for every warp it is one row broadcast over the warps (read-only views).
+    """
     n = v.shape[0]
-    out = np.empty((n, k.per_warp), v.dtype)
+    pos = len(k.scalars) + 1
+    uniform = k.per_warp > 1
+    col = np.empty((n, 1), v.dtype)
+    out: Optional[np.ndarray] = None
     ok = np.empty((n, k.per_warp), bool)
-    for s in params.chunks(n):
+    for s in _chunks(n):
         r = _launch(k, v[s], backend)
-        pos = len(k.scalars) + 1
-        out[s] = r.outputs[pos].reshape(-1, k.per_warp)
+        got = r.outputs[pos].reshape(-1, k.per_warp)
         ok[s] = r.defined(pos).reshape(-1, k.per_warp)
-    out[~ok] = 0
-    if ok.all(axis=0).all() or (ok == ok[:1]).all():
+        got[~ok[s]] = 0
+        if uniform and ok[s].all() and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
+            col[s] = got[:, :1]
+            continue
+        if out is None:
+            out = np.empty((n, k.per_warp), v.dtype)
+            out[:s.start] = col[:s.start]
+        uniform = False
+        out[s] = got
+    if out is None:
+        out = np.broadcast_to(col, (n, k.per_warp))
+    if (ok == ok[:1]).all():
         ok = np.broadcast_to(ok[:1].copy(), ok.shape)
     return out, ok
 
@@ -471,9 +500,8 @@ def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down
     """
     c = _config(values, op, width, tree, n_valid, partial, backend)
     out, ok = _run(c.kernel, c.values, backend)
-    if c.partial == "ballot":   # the kernel's contract: lanes >= n_valid write nothing
+    if c.partial == "ballot":   # the kernel's contract: lanes >= n_valid write nothing (out stays 0)
         ok = _only(ok, c.valid)
-        out[:, ~c.valid] = 0
     holders = _holders(c.values.shape, c.result_lanes)
     method = "ballot" if c.partial == "ballot" else c.tree
     return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c.values, c.op, c.width, c.n_valid))
@@ -513,10 +541,17 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
     k = _Kernel("warp_reduce_ops", f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>")
     out, ok = _run(k, c.values, backend)
     holders = _holders(c.values.shape, (0,) if method == "cub" else LANE)
-    if method == "cub":
+    if method == "cub":       # lanes 1..31 hold CUB's partials: not results, so not shown
         ok = _only(ok, holders[0])
-        out[:, 1:] = 0
+        out = _zero_lanes(out)
     return WarpReduceResult(method, c.op, params.LANES, out, ok, holders, _expected(c.values, c.op))
+
+
+def _zero_lanes(out: np.ndarray) -> np.ndarray:
+    """``out`` with lanes 1..31 set to 0, in place when it owns its memory."""
+    out = out if out.flags.writeable else out.copy()
+    out[:, 1:] = 0
+    return out
 
 
 def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
