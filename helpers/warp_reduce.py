@@ -237,7 +237,9 @@ def _traced(k: _Kernel, rows: np.ndarray, labels: tuple[str, ...], title: str, m
         every = final(last_sent, last_got)
         if ok.all() and not np.array_equal(every[:, 0].view(_uint(rows.dtype)), out.view(_uint(rows.dtype))):
             raise RuntimeError(f"{k.expr}: lane 0's last step does not give the kernel's output")
-        out, ok = every, np.broadcast_to(ok[:, None], every.shape) & _pairs(sh.defined, rows.dtype)[-1]
+        every_ok = _pairs(r.report.trace.offered_defined(), rows.dtype)[-1] & _pairs(sh.defined, rows.dtype)[-1]
+        every_ok[:, 0] &= ok
+        out, ok = every, every_ok
     else:
         out, ok = out.reshape(rows.shape), ok.reshape(rows.shape)
     trace = _machine_trace(r, rows.dtype, labels, title, meta, out, ok)
