@@ -109,13 +109,13 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
 
 # The machine keeps about 40 kB per warp of a launch (registers, definedness shadows, race records;
 # measured with tracemalloc), some 300 times a warp's int32 values. Launches of at most
-# n_warps / 640 warps keep that under half the input; at least 64 warps a launch bound the
-# per-launch cost, at most params.CHUNK_WARPS bound the memory of any one.
+# n_warps / 1200 warps keep that near a quarter of the input; at least 64 warps a launch bound the
+# per-launch cost, at most params.CHUNK_WARPS the memory of any one launch.
 _MIN_LAUNCH_WARPS = 64
 
 
 def _chunks(n_warps: int) -> list[slice]:
-    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, n_warps // 640))
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, n_warps // 1200))
     return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
 
 
@@ -133,13 +133,20 @@ def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray,
     uniform = k.per_warp > 1
     col = np.empty((n, 1), v.dtype)
     out: Optional[np.ndarray] = None
-    ok = np.empty((n, k.per_warp), bool)
+    row: Optional[np.ndarray] = None        # the definedness of every warp so far, while it is one row
+    ok: Optional[np.ndarray] = None
     for s in _chunks(n):
         r = _launch(k, v[s], backend)
         got = r.outputs[pos].reshape(-1, k.per_warp)
-        ok[s] = r.defined(pos).reshape(-1, k.per_warp)
-        got[~ok[s]] = 0
-        if uniform and ok[s].all() and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
+        got_ok = r.defined(pos).reshape(-1, k.per_warp)
+        got[~got_ok] = 0
+        row = got_ok[0].copy() if row is None else row
+        if ok is None and not (got_ok == row).all():
+            ok = np.empty((n, k.per_warp), bool)
+            ok[:s.start] = row
+        if ok is not None:
+            ok[s] = got_ok
+        if uniform and got_ok.all() and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
             col[s] = got[:, :1]
             continue
         if out is None:
@@ -149,9 +156,7 @@ def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray,
         out[s] = got
     if out is None:
         out = np.broadcast_to(col, (n, k.per_warp))
-    if (ok == ok[:1]).all():
-        ok = np.broadcast_to(ok[:1].copy(), ok.shape)
-    return out, ok
+    return out, np.broadcast_to(row, (n, k.per_warp)) if ok is None else ok
 
 
 # ---------------------------------------------------------------- traces from the machine
