@@ -3,8 +3,9 @@
 :func:`compact` keeps the elements above a threshold, as ``kernels/warp_aggregated.cu`` does on a
 GPU: each warp takes a ballot of its passing lanes, the lowest of them (``__ffs(mask) - 1``) does one
 ``atomicAdd`` of ``__popc(mask)`` for the whole warp, and every passing lane writes at the base that
-lane received plus its rank ``__popc(mask & lanes_below)``. The emulator runs the same steps with
-:mod:`helpers.warp`, the warps' atomics in warp order.
+lane received plus its rank ``__popc(mask & lanes_below)``. Without a GPU the same kernel runs on
+the SIMT machine (:func:`helpers.launch.launch`), whose atomics take effect in thread order, so
+its warps' runs come out in warp order.
 """
 from __future__ import annotations
 
@@ -16,11 +17,16 @@ import numpy as np
 
 from . import backend as _backend
 from . import params, warp
+from .launch import launch
+from .trace import gpu_source
 
 LANE = np.arange(params.LANES)
 BALLOT_USES_KERNELS: dict[str, tuple[str, ...]] = {"warp_aggregated": ("compact_kernel", "compact_cg_kernel")}
 METHODS: tuple[str, ...] = ("ballot", "cg")
 _BLOCK = 256
+# Elements per launch: each launch is the kernel on a slice of the input (its own counter), so the
+# machine's memory stays bounded; the kept runs are concatenated in launch order.
+_CHUNK = params.CHUNK_WARPS * params.LANES
 
 
 def _words(x: Any) -> np.ndarray:
@@ -105,39 +111,27 @@ def compact(values: Any, threshold: float, backend: Optional[str] = None, method
     with np.errstate(over="ignore"):
         threshold = np.float32(threshold)
     passing = int((v > threshold).sum())
-    if _backend.resolve(backend) == "cupy":
-        kept, atomics = _compact_gpu(v, float(threshold), "compact_kernel" if method == "ballot" else "compact_cg_kernel")
-        from .trace import gpu_source
-
-        return Compaction(kept, atomics, passing, gpu_source())
-    n_warps = -(-v.size // params.LANES)
-    padded = np.full(n_warps * params.LANES, -np.inf, np.float32)
-    padded[: v.size] = v
-    rows = padded.reshape(n_warps, params.LANES)
-    pred = rows > threshold
-    masks = warp.ballot(pred, backend="emulator").values
-    out, atomics = [], 0
-    for w in range(n_warps):  # the warps' atomicAdds, taken in warp order
-        if masks[w]:
-            atomics += 1
-            out.append(rows[w][pred[w]])  # rank order = lane order
-    kept = np.concatenate(out) if out else np.zeros(0, np.float32)
-    return Compaction(kept, atomics, passing, "emulator")
+    kernel = "compact_kernel" if method == "ballot" else "compact_cg_kernel"
+    engine = _backend.resolve(backend)
+    step = v.size if engine == "cupy" else _CHUNK
+    kept, atomics = [], 0
+    for start in range(0, v.size, step):
+        got, n_atomics = _compact_launch(v[start:start + step], threshold, kernel, engine)
+        kept.append(got)
+        atomics += n_atomics
+    source = gpu_source() if engine == "cupy" else "SIMT machine"
+    return Compaction(np.concatenate(kept), atomics, passing, source)
 
 
-def _compact_gpu(v: np.ndarray, threshold: float, kernel: str) -> tuple[np.ndarray, int]:
-    import cupy
-
-    from . import kernels
-
-    fn = kernels.module("warp_aggregated").get_function(kernel)
-    d_in = cupy.asarray(v)
-    d_out = cupy.full(v.size, np.nan, dtype=np.float32)
-    counter, atomics = cupy.zeros(1, np.int32), cupy.zeros(1, np.int32)
-    grid = -(-v.size // _BLOCK)
-    fn((grid,), (_BLOCK,), (d_in, np.int64(v.size), np.float32(threshold), d_out, counter, atomics))
-    n = int(counter.get()[0])
-    return cupy.asnumpy(d_out[:n]), int(atomics.get()[0])
+def _compact_launch(v: np.ndarray, threshold: np.float32, kernel: str, engine: str) -> tuple[np.ndarray, int]:
+    """One launch of ``kernel`` (kernels/warp_aggregated.cu) over ``v``: the kept values, the atomics."""
+    r = launch("warp_aggregated", kernel, -(-v.size // _BLOCK), _BLOCK,
+               [v, np.int64(v.size), threshold, np.full(v.size, np.nan, np.float32), np.zeros(1, np.int32),
+                np.zeros(1, np.int32)], backend=engine)
+    if r.report is not None and not r.report.clean:
+        raise RuntimeError(f"kernels/warp_aggregated.cu {kernel} on the SIMT machine: {r.report.summary()}")
+    n = int(r.outputs[4][0])
+    return r.outputs[3][:n], int(r.outputs[5][0])
 
 
 def same_elements(a: Compaction, b: Compaction) -> bool:

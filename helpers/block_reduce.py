@@ -35,8 +35,9 @@ import numpy as np
 from . import kernels, params
 from .launch import Launch, launch
 from .machine import Finding
+from .ops import CTYPES, check_op, cpp_op, op_exprs, reference
 from .trace import Trace
-from .warp_reduce import SEED_KERNELS, _CTYPES, _op_exprs, check_op, cpp_op, reference
+from .warp_reduce import SEED_KERNELS
 
 KINDS: tuple[str, ...] = ("sum", "x", "y")
 VERSIONS: tuple[str, ...] = ("fixed", "seed")
@@ -44,9 +45,9 @@ MAX_THREADS = 1024
 SEED_X_MAX_ROWS = 64     # the seed's BlockXReduce writes shared[threadIdx.y] into a 64-slot array
 BLOCK_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     "block_reduce": (*(e for k in ("block_reduce", "block_all_reduce", "block_x_reduce", "block_y_reduce")
-                       for e in _op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
-                     *_op_exprs("back_to_back_kernel<{t}, {op}, true>"),
-                     *_op_exprs("back_to_back_kernel<{t}, {op}, false>")),
+                       for e in op_exprs(f"{k}_kernel<{{t}}, {{op}}>")),
+                     *op_exprs("back_to_back_kernel<{t}, {op}, true>"),
+                     *op_exprs("back_to_back_kernel<{t}, {op}, false>")),
     "seed_block_reduce": SEED_KERNELS,
 }
 
@@ -211,7 +212,7 @@ def _expected(v: np.ndarray, kind: str, op: str) -> np.ndarray:
 
 
 def _kernel_expr(kind: str, version: str, broadcast: bool, dtype: np.dtype, op: str) -> tuple[str, str]:
-    t, o = _CTYPES[dtype.name], cpp_op(op, dtype)
+    t, o = CTYPES[dtype.name], cpp_op(op, dtype)
     if version == "seed":
         name = {"sum": f"seed_block_reduce_sum_kernel<{t}>", "x": f"seed_block_x_reduce_kernel<{t}, {o}>",
                 "y": f"seed_block_y_reduce_kernel<{t}, {o}>"}[kind]
@@ -314,7 +315,7 @@ class BackToBack:
 
 
 def _b2b_expr(dtype: np.dtype, op: str, barrier: bool) -> str:
-    return f"back_to_back_kernel<{_CTYPES[dtype.name]}, {cpp_op(op, dtype)}, {'true' if barrier else 'false'}>"
+    return f"back_to_back_kernel<{CTYPES[dtype.name]}, {cpp_op(op, dtype)}, {'true' if barrier else 'false'}>"
 
 
 def _b2b_inputs(first: Any, second: Any, block: Optional[tuple[int, int]], op: str) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:

@@ -1,87 +1,295 @@
-"""Warp reduce trees, run on either backend, with their traces.
+"""Warp reduce trees and the library reductions, run as the kernels in ``kernels/`` on either engine.
 
-``WarpReduceSum`` (kernels/warp_reduce.cuh) is five ``__shfl_down_sync`` steps, offsets 16, 8, 4,
-2, 1; afterwards lane 0 holds the sum of its warp. On the cupy backend the instrumented kernel
-(built with ``-DWARPLAB_TRACE``) records every lane at every step; on the emulator the same steps
-are replayed with :func:`helpers.emulator.shuffle`. Both give the same :class:`~helpers.trace.Trace`.
+Every function here launches a real kernel through :func:`helpers.launch.launch`; none re-states a
+kernel in Python. Without a GPU the kernel runs on the SIMT machine (its PTX, lane by lane); on a
+GPU the values come from the hardware, and what is defined comes from the machine's run of the
+same launch on the same inputs (``check=True``: a GPU value that differs from the machine's where
+both are defined raises, so it can never be shown).
 
-The generic trees (``WarpReduce`` / ``WarpAllReduce`` in kernels/warp_reduce.cuh, kernels in
-kernels/warp_reduce_ops.cu) take any operator of :data:`OPS` and any logical warp width:
-
-* :func:`warp_reduce_trace` / :func:`warp_reduce`: the shuffle-down tree (``tree="down"``: lane 0
-  of each width-lane segment holds the result) or the xor butterfly (``tree="xor"``: every lane
-  does), over ``n_valid`` values per segment: padded with the operator's identity
-  (``partial="pad"``, correct) or the seed's way, a ballot-shrunk mask (``partial="ballot"``:
-  reads from lanes outside the mask are undefined, and so is everything computed from them).
+* ``WarpReduceSum`` (kernels/warp_reduce.cuh, launched by kernels/warp_reduce_sum.cu): five
+  ``__shfl_down_sync`` steps, offsets 16, 8, 4, 2, 1; lane 0 ends with the sum of its warp.
+* The generic trees (``WarpReduce`` / ``WarpAllReduce``, kernels in kernels/warp_reduce_ops.cu)
+  take any operator of :data:`OPS` and any logical warp width: :func:`warp_reduce_trace` /
+  :func:`warp_reduce` run the shuffle-down tree (``tree="down"``: lane 0 of each width-lane segment
+  holds the result) or the xor butterfly (``tree="xor"``: every lane does), over ``n_valid`` values
+  per segment: padded with the operator's identity (``partial="pad"``) or the seed's way, a
+  ballot-shrunk mask (``partial="ballot"``, kernels/seed_block_reduce.cu: reads from lanes outside
+  the mask are undefined, and so is everything computed from them).
 * :func:`library_reduce` / :func:`compare_methods`: the same reduction by ``__reduce_*_sync``,
-  ``cooperative_groups::reduce`` and ``cub::WarpReduce``.
-* :func:`reference`: the NumPy reference for every operator; :func:`float_order`: how far a
-  float32 tree sum lands from the sequential sum and from a float64 reference.
+  ``cooperative_groups::reduce`` and ``cub::WarpReduce``, each its own kernel.
+* :func:`float_order`: how far a float32 tree sum lands from the sequential sum and the exact sum.
 
-Undefined values in traces and results are stored as 0 and flagged (``Trace.defined`` is False where
-the value a lane received is undefined: the read itself was, or the source lane held an undefined
-value), so that they are never shown as numbers; the cupy backend takes these flags from the
-emulator, since hardware cannot tell a defined value from a lucky one.
+Traces (:class:`~helpers.trace.Trace`, the one trace format) come from the machine's record of the
+launch (``Report.trace.shuffles()``): step 0 is each lane's input to the tree, step k what it holds
+after shuffle k. On a GPU the traced values are the hardware's (the ``-DWARPLAB_TRACE`` build of
+the same kernel), the flags the machine's. Undefined values are stored as 0 and flagged
+(``Trace.defined`` False where the value a lane received is undefined), never shown as numbers.
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
-from typing import Any, Iterator, Optional
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from . import backend as _backend
-from . import emulator, kernels, params
-from .emulator import ShuffleResult
-from .trace import Recorder, Trace, check_trace_size, gpu_source, run_traced
+from . import kernels, params
+from .launch import Launch, launch
+from .ops import (BITWISE_OPS, CPP_OPS, CTYPES, INT_DTYPES, OPS, check_op, combine, cpp_op, identity, op_exprs,
+                  reference, ulps_apart)
+from .trace import Trace, check_trace_size, gpu_source, run_traced
+
+__all__ = ["OPS", "BITWISE_OPS", "TREES", "PARTIALS", "LIBRARY_METHODS", "METHODS", "OFFSETS", "check_op", "cpp_op",
+           "identity", "reference", "warp_reduce_sum", "warp_reduce_sum_trace", "warp_reduce", "warp_reduce_trace",
+           "seed_warp_reduce", "library_reduce", "compare_methods", "WarpReduceResult", "shuffle_ptx", "ShufflePtx",
+           "float_order", "float_order_batch", "FloatOrder", "FloatOrderBatch", "WARP_REDUCE_KERNELS", "SEED_KERNELS"]
 
 OFFSETS: tuple[int, ...] = (16, 8, 4, 2, 1)
-_CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
+TREES: tuple[str, ...] = ("down", "xor")
+PARTIALS: tuple[str, ...] = ("pad", "ballot")
+LIBRARY_METHODS: tuple[str, ...] = ("intrinsic", "cg", "cub")
+METHODS: tuple[str, ...] = TREES + LIBRARY_METHODS
+LANE = np.arange(params.LANES)
+
+WARP_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
+    "warp_reduce_sum": tuple(f"warp_reduce_sum_kernel<{c}>" for c in CTYPES.values()),
+    "warp_reduce_ops": (
+        *op_exprs("warp_reduce_kernel<{t}, {op}, false>"),
+        *op_exprs("warp_reduce_kernel<{t}, {op}, true>"),
+        *op_exprs("warp_reduce_intrinsic_kernel<{t}, {op}>", INT_DTYPES),
+        *op_exprs("warp_reduce_cg_kernel<{t}, {op}>"),
+        *op_exprs("warp_reduce_cub_kernel<{t}, {op}>"),
+    ),
+}
+# Every instantiation of kernels/seed_block_reduce.cu (registered by helpers.block_reduce): this
+# module launches its warp kernels, helpers.block_reduce its block kernels, from one compiled module.
+SEED_KERNELS: tuple[str, ...] = (
+    *(f"seed_block_reduce_sum_kernel<{c}>" for c in CTYPES.values()),
+    *op_exprs("seed_warp_reduce_kernel<{t}, {op}>"),
+    *op_exprs("seed_block_x_reduce_kernel<{t}, {op}>"),
+    *op_exprs("seed_block_y_reduce_kernel<{t}, {op}>"),
+    *op_exprs("seed_partial_warp_kernel<{t}, {op}>"),
+)
 
 
-def _labels() -> tuple[str, ...]:
-    return ("input", *(f"shfl_down {o}" for o in OFFSETS))
+# ---------------------------------------------------------------- one kernel, many warps
+
+@dataclass(frozen=True)
+class _Kernel:
+    """One kernel of this module: its file, name expression and the scalars between ``in`` and
+    ``out`` (every kernel here is ``k(const T* in, [scalars,] T* out)``); ``per_warp`` outputs per
+    warp (32: every lane writes out[i]; 1: out[warp])."""
+
+    file: str
+    expr: str
+    scalars: tuple = ()
+    per_warp: int = params.LANES
+
+
+def _args(k: _Kernel, rows: np.ndarray) -> list:
+    return [np.ascontiguousarray(rows).reshape(-1), *k.scalars,
+            np.zeros(rows.shape[0] * k.per_warp, rows.dtype)]
+
+
+def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = False) -> Launch:
+    """``k`` over ``rows`` ((n_warps, 32)), one warp per block (every warp full and converged, as
+    the kernels' contracts ask). On a GPU the machine runs the same launch (``check=True``); a
+    defined value on which the two disagree raises instead of being shown."""
+    on_gpu = _backend.resolve(backend) == "cupy"
+    r = launch(k.file, k.expr, rows.shape[0], params.LANES, _args(k, rows), backend=backend,
+               check=on_gpu, trace=trace)
+    bad = r.disagreements()
+    if bad:
+        raise RuntimeError(f"the GPU and the SIMT machine disagree on {k.expr} where both are defined: "
+                           f"{'; '.join(bad)}")
+    return r
+
+
+# The machine keeps about 40 kB per warp of a launch (registers, definedness shadows, race records;
+# measured with tracemalloc), some 300 times a warp's int32 values. Launches of at most
+# n_warps / 1200 warps keep that near a quarter of the input; at least 64 warps a launch bound the
+# per-launch cost, at most params.CHUNK_WARPS the memory of any one launch.
+_MIN_LAUNCH_WARPS = 64
+
+
+def _chunks(n_warps: int) -> list[slice]:
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, n_warps // 1200))
+    return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
+
+
+def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``k`` over every warp of ``v`` ((n_warps, 32)) in bounded launches (:func:`_chunks`): what each
+    thread wrote ((n_warps, per_warp), 0 where undefined) and where it is defined.
+
+    Results are kept lean, so that comparing several methods on many warps stays within a few
+    times the input: where every thread of a warp wrote the same defined bits (the xor butterfly,
+    cg, ``__reduce_*_sync``) the values are one column broadcast over the lanes, and where the
+    definedness is the same for every warp it is one row broadcast over the warps (read-only views).
+    """
+    n = v.shape[0]
+    pos = len(k.scalars) + 1
+    uniform = k.per_warp > 1
+    col = np.empty((n, 1), v.dtype)
+    out: Optional[np.ndarray] = None
+    row: Optional[np.ndarray] = None        # the definedness of every warp so far, while it is one row
+    ok: Optional[np.ndarray] = None
+    for s in _chunks(n):
+        r = _launch(k, v[s], backend)
+        got = r.outputs[pos].reshape(-1, k.per_warp)
+        got_ok = r.defined(pos).reshape(-1, k.per_warp)
+        got[~got_ok] = 0
+        row = got_ok[0].copy() if row is None else row
+        if ok is None and not (got_ok == row).all():
+            ok = np.empty((n, k.per_warp), bool)
+            ok[:s.start] = row
+        if ok is not None:
+            ok[s] = got_ok
+        if uniform and got_ok.all() and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
+            col[s] = got[:, :1]
+            continue
+        if out is None:
+            out = np.empty((n, k.per_warp), v.dtype)
+            out[:s.start] = col[:s.start]
+        uniform = False
+        out[s] = got
+    if out is None:
+        out = np.broadcast_to(col, (n, k.per_warp))
+    return out, np.broadcast_to(row, (n, k.per_warp)) if ok is None else ok
+
+
+# ---------------------------------------------------------------- traces from the machine
+
+def _words(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The machine's 32-bit shuffle steps as ``dtype``: a 64-bit value is shuffled as two 32-bit
+    halves, high then low word (as the PTX does), so pairs of steps join into one."""
+    if dtype.itemsize == 4:
+        return a.view(dtype)
+    hi, lo = a[1::2].astype(np.uint64), a[2::2].astype(np.uint64)
+    return np.concatenate([np.zeros_like(hi[:1]), (hi << np.uint64(32)) | lo]).view(dtype)
+
+
+def _pairs(a: np.ndarray, dtype: np.dtype, both: bool = True) -> np.ndarray:
+    """Flags of the machine's shuffle steps, joined like :func:`_words` (``both``: a value is
+    defined only if both halves are)."""
+    if dtype.itemsize == 4:
+        return a
+    return np.concatenate([a[:1], a[1::2] & a[2::2] if both else a[1::2]])
+
+
+def _machine_trace(r: Launch, dtype: np.dtype, labels: tuple[str, ...], title: str, meta: dict[str, Any],
+                   out: np.ndarray, out_ok: np.ndarray) -> Trace:
+    """The tree as the machine ran it: step 0 each lane's input, step k what it holds after shuffle k
+    (what it offered to shuffle k + 1; after the last, ``out``, the kernel's final value, defined
+    where ``out_ok``)."""
+    n_warps = out.shape[0]
+    if len(labels) == 1:             # width 1: no shuffle; the input is the result
+        flags = np.broadcast_to(np.ones(1, bool), (1, n_warps, params.LANES))
+        own = np.broadcast_to(LANE, (1, n_warps, params.LANES)).astype(np.int32)
+        return Trace(title, "SIMT machine", labels, np.where(out_ok, out, 0)[None], np.where(out_ok, out, 0)[None],
+                     own, flags.copy(), flags.copy(), out_ok[None].copy(), meta)
+    sh = r.report.trace.shuffles(np.uint32)
+    offered_ok = _pairs(r.report.trace.offered_defined(), dtype)
+    offered = _words(sh.held, dtype)
+    defined = _pairs(sh.defined, dtype)
+    if len(offered) != len(labels):
+        raise RuntimeError(f"{meta['kernel']} executed {len(offered) - 1} shuffles per warp; the trace "
+                           f"expects {len(labels) - 1} ({', '.join(labels[1:])})")
+    held_ok = np.concatenate([offered_ok[1:], out_ok[None]])
+    held = np.where(held_ok, np.concatenate([offered[1:], out[None]]), 0).astype(dtype)
+    received = np.where(defined, _words(sh.received, dtype), 0).astype(dtype)
+    received[0] = held[0]
+    return Trace(title=title, source="SIMT machine", labels=labels, held=held, received=received,
+                 src_lane=_pairs(sh.src_lane, dtype, both=False), active=_pairs(sh.active, dtype, both=False),
+                 in_mask=_pairs(sh.in_mask, dtype, both=False), defined=defined, meta=meta)
+
+
+def _hardware_values(trace: Trace, k: _Kernel, rows: np.ndarray, held_ok: np.ndarray) -> Trace:
+    """``trace`` (the machine's flags) with the values the GPU recorded in the ``-DWARPLAB_TRACE``
+    build of the same kernel: what is defined the machine says, what the numbers are the hardware."""
+    import cupy
+
+    n_warps = rows.shape[0]
+    d_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in _args(k, rows)]
+    registered = {**WARP_REDUCE_KERNELS, "seed_block_reduce": SEED_KERNELS}[k.file]
+    held, received, src = run_traced(k.file, k.expr, trace.n_steps, n_warps * params.LANES, n_warps, params.LANES,
+                                     d_args, name_expressions=registered)
+    shape, d = trace.held.shape, trace.defined
+
+    def values(a: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        return np.where(ok, np.nan_to_num(a.reshape(shape)), 0).astype(trace.held.dtype)
+
+    return Trace(trace.title, gpu_source(), trace.labels, values(held, held_ok), values(received, d),
+                 np.where(d, src.reshape(shape), trace.src_lane).astype(np.int32), trace.active, trace.in_mask, d,
+                 trace.meta)
+
+
+def _traced(k: _Kernel, rows: np.ndarray, labels: tuple[str, ...], title: str, meta: dict[str, Any],
+            backend: Optional[str], final: Any = None) -> Trace:
+    """Launch ``k`` with the machine's trace and turn it into a tree trace. ``final(offered, received)``
+    gives the lanes' values after the last shuffle when the kernel writes only lane 0's (WarpReduceSum),
+    checked against that lane."""
+    check_trace_size(rows.shape[0])
+    r = _launch(k, rows, backend, trace=True)
+    pos = len(k.scalars) + 1
+    out, ok = r.outputs[pos], r.defined(pos)
+    if r.machine_outputs is not None:
+        out = r.machine_outputs[pos]                  # the trace is the machine's; the GPU agreed above
+    if final is not None:
+        sh = r.report.trace.shuffles(np.uint32)
+        last_sent, last_got = _words(sh.held, rows.dtype)[-1], _words(sh.received, rows.dtype)[-1]
+        every = final(last_sent, last_got)
+        if ok.all() and not np.array_equal(every[:, 0].view(_uint(rows.dtype)), out.view(_uint(rows.dtype))):
+            raise RuntimeError(f"{k.expr}: lane 0's last step does not give the kernel's output")
+        every_ok = _pairs(r.report.trace.offered_defined(), rows.dtype)[-1] & _pairs(sh.defined, rows.dtype)[-1]
+        every_ok[:, 0] &= ok
+        out, ok = every, every_ok
+    else:
+        out, ok = out.reshape(rows.shape), ok.reshape(rows.shape)
+    trace = _machine_trace(r, rows.dtype, labels, title, meta, out, ok)
+    if r.engine != "cupy":
+        return trace
+    held_ok = np.concatenate([_pairs(r.report.trace.offered_defined(), rows.dtype)[1:], ok[None]]) \
+        if len(labels) > 1 else ok[None]
+    return _hardware_values(trace, k, rows, held_ok)
+
+
+def _uint(dtype: np.dtype) -> type:
+    return np.uint64 if dtype.itemsize == 8 else np.uint32
+
+
+# ---------------------------------------------------------------- WarpReduceSum
+
+def _sum_kernel(dtype: np.dtype) -> _Kernel:
+    return _Kernel("warp_reduce_sum", f"warp_reduce_sum_kernel<{CTYPES[dtype.name]}>", per_warp=1)
 
 
 def warp_reduce_sum_trace(values: Any, backend: Optional[str] = None) -> Trace:
     """Trace WarpReduceSum over ``values`` ((32,) or (n_warps, 32)): 6 steps (input + 5 shuffles).
 
     Sums wrap for integers and round as float32/float64 adds do on the GPU (one add per step).
-    At most ``trace.MAX_TRACE_WARPS`` warps (a trace keeps every lane at every step).
+    The kernel writes lane 0's sum only; the other lanes' values after the last shuffle are their
+    ``val += other`` of that step's operands (checked against lane 0's output). At most
+    ``trace.MAX_TRACE_WARPS`` warps (a trace keeps every lane at every step).
     """
     params.backend(backend)
     v = params.values(values).reshape(-1, params.LANES)
-    check_trace_size(v.shape[0])
     meta = {"kernel": "warp_reduce_sum.cu", "algorithm": "WarpReduceSum", "offsets": list(OFFSETS)}
-    if _backend.resolve(backend) == "cupy":
-        return _gpu_sum_trace(v, meta)
-    full = np.full(v.shape[0], params.FULL_MASK, np.uint32)
-    active = np.ones(v.shape, bool)
-    rec = Recorder(v, "WarpReduceSum", meta=meta)
-    held = v.copy()
-    for offset, label in zip(OFFSETS, _labels()[1:]):
-        r = emulator.shuffle("down", held, np.full(v.shape, offset), 32, full, active)
-        with np.errstate(over="ignore"):
-            held = (held + r.values).astype(v.dtype)
-        rec.step(label, held, r, full, active)
-    return rec.trace()
+    labels = ("input", *(f"shfl_down {o}" for o in OFFSETS))
+    return _traced(_sum_kernel(v.dtype), v, labels, "WarpReduceSum", meta, backend,
+                   final=lambda sent, got: combine("sum", sent, got))
 
 
-def _gpu_sum_trace(v: np.ndarray, meta: dict[str, Any]) -> Trace:
-    import cupy
+def warp_reduce_sum(values: Any, backend: Optional[str] = None) -> Any:
+    """The sum of each warp's 32 values, as WarpReduceSum computes it (lane 0's final value).
 
-    n_warps = v.shape[0]
-    expr = f"warp_reduce_sum_kernel<{_CTYPES[v.dtype.name]}>"
-    d_out = cupy.zeros(n_warps, dtype=v.dtype)
-    held, received, src = run_traced("warp_reduce_sum", expr, len(OFFSETS) + 1, n_warps * 32, n_warps, 32,
-                                     (cupy.asarray(v), d_out))
-    shape = (len(OFFSETS) + 1, n_warps, params.LANES)
-    ones = np.ones(shape, bool)
-    return Trace(title="WarpReduceSum", source=gpu_source(), labels=_labels(),
-                 held=held.reshape(shape).astype(v.dtype), received=received.reshape(shape).astype(v.dtype),
-                 src_lane=src.reshape(shape), active=ones, in_mask=ones, defined=ones, meta=meta)
+    No trace is kept, so any number of warps up to ``params.MAX_WARPS`` works in bounded memory.
+    """
+    params.backend(backend)
+    v = params.values(values)
+    out = _run(_sum_kernel(v.dtype), v.reshape(-1, params.LANES), backend)[0][:, 0]
+    return out[0] if v.ndim == 1 else out
 
 
 @dataclass(frozen=True)
@@ -105,9 +313,9 @@ def shuffle_ptx(dtype: str = "float64", arch: str = "sm_90") -> ShufflePtx:
     from . import nb
 
     name = np.dtype(dtype).name
-    if name not in _CTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(_CTYPES)}; got {dtype!r}")
-    text = kernels.shipped_ptx("warp_reduce_sum", f"warp_reduce_sum_kernel<{_CTYPES[name]}>", arch).function()
+    if name not in CTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(CTYPES)}; got {dtype!r}")
+    text = kernels.shipped_ptx("warp_reduce_sum", f"warp_reduce_sum_kernel<{CTYPES[name]}>", arch).function()
     lines = nb.ptx_constants(text, "").splitlines()
     shfl = [i for i, line in enumerate(lines) if line.startswith("shfl.sync")]
     first = [i for i in shfl if ", 16, " in lines[i]]
@@ -135,133 +343,13 @@ def _renumber_registers(lines: list[str]) -> list[str]:
     return [re.sub(r"%(fd|rd|r|f|p)(\d+)", rename, line) for line in lines]
 
 
-def warp_reduce_sum(values: Any, backend: Optional[str] = None) -> Any:
-    """The sum of each warp's 32 values, as WarpReduceSum computes it (lane 0's final value).
-
-    No trace is kept, so any number of warps up to ``params.MAX_WARPS`` works in bounded memory.
-    """
-    params.backend(backend)
-    v = params.values(values)
-    flat = v.reshape(-1, params.LANES)
-    if _backend.resolve(backend) == "cupy":
-        expr = f"warp_reduce_sum_kernel<{_CTYPES[v.dtype.name]}>"
-        out = _run_gpu("warp_reduce_sum", expr, WARP_REDUCE_KERNELS["warp_reduce_sum"], flat).reshape(-1)[:flat.shape[0]]
-    else:
-        # WarpReduceSum is WarpReduce<T, Sum, 32>: the same five shuffle-down adds, in the same order.
-        out = _final(_config(flat, "sum", params.LANES, "down", None, "pad", "emulator"))[0][:, 0].copy()
-    return out[0] if v.ndim == 1 else out
-
-
-# ---------------------------------------------------------------- operators and references
-
-OPS: tuple[str, ...] = ("sum", "max", "min", "bit_and", "bit_or", "bit_xor")
-BITWISE_OPS: tuple[str, ...] = ("bit_and", "bit_or", "bit_xor")
-TREES: tuple[str, ...] = ("down", "xor")
-PARTIALS: tuple[str, ...] = ("pad", "ballot")
-LIBRARY_METHODS: tuple[str, ...] = ("intrinsic", "cg", "cub")
-METHODS: tuple[str, ...] = TREES + LIBRARY_METHODS
-_CPP_OPS = {"sum": "Sum", "max": "Max", "min": "Min", "bit_and": "BitAnd", "bit_or": "BitOr", "bit_xor": "BitXor"}
-_INT_DTYPES = ("int32", "uint32")
-
-
-def check_op(op: Any, dtype: Any) -> str:
-    """``op`` validated for ``dtype``: one of :data:`OPS`; the bitwise ones need an integer dtype."""
-    if not params.is_one_of(op, OPS):
-        raise ValueError(f"op must be one of {', '.join(map(repr, OPS))}; got {params.quote(op)}")
-    if op in BITWISE_OPS and np.dtype(dtype).name not in _INT_DTYPES:
-        raise ValueError(f"op {op!r} needs an integer dtype ({', '.join(_INT_DTYPES)}); got {np.dtype(dtype)}")
-    return op
-
-
-def cpp_op(op: str, dtype: Any) -> str:
-    """The C++ functor for ``op`` on ``dtype``, e.g. ``warplab::ops::Max<float>``."""
-    return f"warplab::ops::{_CPP_OPS[op]}<{_CTYPES[np.dtype(dtype).name]}>"
-
-
-def identity(op: str, dtype: Any) -> np.generic:
-    """The value that ``op`` leaves unchanged (what padded lanes hold): as ``Op::identity()`` in C++."""
-    dt = np.dtype(dtype)
-    if op in ("sum", "bit_or", "bit_xor"):
-        return dt.type(0)
-    if op == "bit_and":
-        return np.array(-1).astype(dt)[()]              # all bits set
-    if dt.kind == "f":
-        return dt.type(-np.inf if op == "max" else np.inf)
-    info = np.iinfo(dt)
-    return dt.type(info.min if op == "max" else info.max)
-
-
-def combine(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``op(a, b)`` elementwise in ``a``'s dtype, as the C++ functors compute it (integer sums wrap)."""
-    a, b = np.asarray(a), np.asarray(b, dtype=np.asarray(a).dtype)
-    if op == "sum":
-        with np.errstate(over="ignore", invalid="ignore"):   # wraps; inf + -inf is NaN, as on the GPU
-            return (a + b).astype(a.dtype, copy=False)
-    if op == "max":
-        return np.where(a < b, b, a)
-    if op == "min":
-        return np.where(b < a, b, a)
-    return {"bit_and": np.bitwise_and, "bit_or": np.bitwise_or, "bit_xor": np.bitwise_xor}[op](a, b)
-
-
-def reference(values: Any, op: str = "sum", axis: int = -1) -> np.ndarray:
-    """NumPy's answer for ``op`` over ``axis``, in the values' dtype.
-
-    Integer sums are exact modulo 2**32 (as the hardware wraps); float sums are accumulated in float64
-    and rounded once, so a float32 tree may differ from it in the last bits (see :func:`float_order`).
-    """
-    v = np.asarray(values)
-    check_op(op, v.dtype)
-    if op == "sum":
-        if v.dtype.kind == "f":
-            with np.errstate(over="ignore", invalid="ignore"):   # inf + -inf is NaN, as it is for the tree
-                return v.astype(np.float64).sum(axis=axis).astype(v.dtype)
-        wide = v.astype(np.int64).sum(axis=axis)
-        return (wide & 0xFFFFFFFF).astype(np.uint32).view(np.int32 if v.dtype == np.int32 else np.uint32)
-    fn = {"max": np.max, "min": np.min, "bit_and": np.bitwise_and.reduce, "bit_or": np.bitwise_or.reduce,
-          "bit_xor": np.bitwise_xor.reduce}[op]
-    return np.asarray(fn(v, axis=axis)).astype(v.dtype)
-
-
-def _ops_for(dtype: str) -> tuple[str, ...]:
-    return OPS if dtype in _INT_DTYPES else tuple(o for o in OPS if o not in BITWISE_OPS)
-
-
-def _op_exprs(template: str, dtypes: tuple[str, ...] = tuple(_CTYPES)) -> tuple[str, ...]:
-    return tuple(template.format(t=_CTYPES[d], op=cpp_op(o, d)) for d in dtypes for o in _ops_for(d))
-
-
-WARP_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
-    "warp_reduce_sum": tuple(f"warp_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
-    "warp_reduce_ops": (
-        *_op_exprs("warp_reduce_kernel<{t}, {op}, false>"),
-        *_op_exprs("warp_reduce_kernel<{t}, {op}, true>"),
-        *_op_exprs("warp_reduce_intrinsic_kernel<{t}, {op}>", _INT_DTYPES),
-        *_op_exprs("warp_reduce_cg_kernel<{t}, {op}>"),
-        *_op_exprs("warp_reduce_cub_kernel<{t}, {op}>"),
-    ),
-}
-# Every instantiation of kernels/seed_block_reduce.cu (registered by helpers.block_reduce): this
-# module launches its warp kernels, helpers.block_reduce its block kernels, from one compiled module.
-SEED_KERNELS: tuple[str, ...] = (
-    *(f"seed_block_reduce_sum_kernel<{c}>" for c in _CTYPES.values()),
-    *_op_exprs("seed_warp_reduce_kernel<{t}, {op}>"),
-    *_op_exprs("seed_block_x_reduce_kernel<{t}, {op}>"),
-    *_op_exprs("seed_block_y_reduce_kernel<{t}, {op}>"),
-    *_op_exprs("seed_partial_warp_kernel<{t}, {op}>"),
-)
-
 
 # ---------------------------------------------------------------- generic trees
-
-def _offsets(width: int) -> tuple[int, ...]:
-    return tuple(width >> k for k in range(1, width.bit_length()))
-
 
 def _n_valid(n_valid: Any, width: int) -> int:
     if n_valid is None:
         return width
-    if not params._is_int(n_valid) or not 1 <= int(n_valid) <= width:
+    if not params.is_integer(n_valid) or not 1 <= int(n_valid) <= width:
         raise ValueError(f"n_valid must be an integer in [1, width] = [1, {width}] (values per segment); "
                          f"got {params.quote(n_valid)}")
     return int(n_valid)
@@ -272,7 +360,6 @@ class _Config:
     """A validated warp-reduce configuration."""
 
     values: np.ndarray          # (n_warps, 32)
-    squeeze: bool               # the caller passed (32,)
     op: str
     width: int
     tree: str
@@ -281,7 +368,8 @@ class _Config:
 
     @property
     def offsets(self) -> tuple[int, ...]:
-        return _offsets(self.width)
+        """The shuffle offsets (xor masks) of the tree, in its order: width/2 ... 1."""
+        return tuple(self.width >> k for k in range(1, self.width.bit_length()))
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -289,8 +377,8 @@ class _Config:
 
     @property
     def valid(self) -> np.ndarray:
-        """(n_warps, 32): lanes that load a value (position in their segment < n_valid)."""
-        return np.broadcast_to(emulator.LANE % self.width < self.n_valid, self.values.shape)
+        """(32,): lanes that load a value (position in their segment < n_valid)."""
+        return LANE % self.width < self.n_valid
 
     @property
     def result_lanes(self) -> tuple[int, ...]:
@@ -303,7 +391,15 @@ class _Config:
         if self.partial == "ballot":
             return f"seed: ballot-mask WarpReduce ({self.op}, {self.n_valid} of 32 lanes)"
         fn = "WarpReduce" if self.tree == "down" else "WarpAllReduce"
-        return f"{fn}<{_CTYPES[self.values.dtype.name]}, {_CPP_OPS[self.op]}, {self.width}>"
+        return f"{fn}<{CTYPES[self.values.dtype.name]}, {CPP_OPS[self.op]}, {self.width}>"
+
+    @property
+    def kernel(self) -> _Kernel:
+        t, op = CTYPES[self.values.dtype.name], cpp_op(self.op, self.values.dtype)
+        if self.partial == "ballot":
+            return _Kernel("seed_block_reduce", f"seed_partial_warp_kernel<{t}, {op}>", (np.int32(self.n_valid),))
+        return _Kernel("warp_reduce_ops", f"warp_reduce_kernel<{t}, {op}, {'true' if self.tree == 'xor' else 'false'}>",
+                       (np.int32(self.width), np.int32(self.n_valid)))
 
 
 def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: str,
@@ -318,143 +414,7 @@ def _config(values: Any, op: str, width: int, tree: str, n_valid: Any, partial: 
     if partial == "ballot" and (tree != "down" or w != params.LANES):
         raise ValueError(f"partial='ballot' is the seed's shuffle-down code for a whole warp: it needs "
                          f"tree='down' and width=32; got tree={tree!r}, width={w}")
-    return _Config(v.reshape(-1, params.LANES), v.ndim == 1, check_op(op, v.dtype), w, tree, _n_valid(n_valid, w),
-                   partial)
-
-
-def _replay(c: _Config, offsets: tuple[int, ...]) -> Iterator[tuple[Optional[ShuffleResult], np.ndarray, np.ndarray]]:
-    """The tree on the emulator, step by step: first ``(None, held, ok)`` for the input, then per
-    shuffle ``(r, held, ok)``: what the lanes received (``r.defined``: a defined read of a defined
-    value), what they hold (0 where undefined) and which hold a defined value."""
-    v, dtype = c.values, c.values.dtype
-    zero = np.zeros((), dtype)
-    active, mask = _lanes_and_mask(c)
-    held = np.where(c.valid, v, identity(c.op, dtype) if c.partial == "pad" else zero).astype(dtype)
-    ok = active.copy()
-    yield None, held, ok
-    mode = "down" if c.tree == "down" else "xor"
-    # The seed's other lanes skip the `if (lane < n)` branch: alive elsewhere (or already gone);
-    # either way they are outside the ballot's mask, so the call itself is defined.
-    exited = np.zeros(v.shape, bool)
-    for offset in offsets:
-        operand = np.broadcast_to(np.int64(offset), v.shape)
-        r = emulator.shuffle(mode, held, operand, c.width, mask, active, exited)
-        if c.partial == "pad":   # every lane active and in the mask: every read is defined, so is every value
-            held = combine(c.op, held, r.values)
-            yield r, held, ok
-            continue
-        src_ok = emulator.gather(ok, emulator.source_lanes(mode, operand[:1], c.width))
-        got_ok = r.defined & src_ok
-        held = np.where(active, combine(c.op, held, r.values), held)
-        ok = ok & (~active | got_ok)
-        yield replace(r, values=np.where(got_ok, r.values, zero), defined=got_ok), np.where(ok, held, zero), ok
-
-
-def _lanes_and_mask(c: _Config) -> tuple[np.ndarray, np.ndarray]:
-    """(active lanes, member mask) of the tree: everyone and the full mask when padding; the valid
-    lanes and the mask ``__ballot_sync`` gives them for the seed's way."""
-    full = np.full(c.values.shape[0], params.FULL_MASK, np.uint32)
-    if c.partial == "pad":
-        return np.ones(c.values.shape, bool), full
-    return c.valid.copy(), emulator.ballot(c.valid, full, np.ones(c.values.shape, bool)).values
-
-
-def _emulate(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[Trace, np.ndarray]:
-    """Replay the tree on the emulator: the trace, and per step which lanes hold a defined value.
-
-    ``offsets`` overrides the order of the shuffle-down offsets (CUB's tree runs 1, 2, ..., 16).
-    A trace keeps every lane at every step: at most ``trace.MAX_TRACE_WARPS`` warps.
-    """
-    offsets = c.offsets if offsets is None else offsets
-    check_trace_size(c.values.shape[0])
-    active, mask = _lanes_and_mask(c)
-    meta = {"kernel": "seed_block_reduce.cu" if c.partial == "ballot" else "warp_reduce_ops.cu",
-            "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid, "partial": c.partial,
-            "offsets": list(offsets), "result_lanes": list(c.result_lanes)}
-    steps = _replay(c, offsets)
-    _, held, ok = next(steps)
-    rec = Recorder(held, c.title, active=active, mask=mask, meta=meta)
-    held_ok = [ok]
-    mode = "down" if c.tree == "down" else "xor"
-    for offset, (r, held, ok) in zip(offsets, steps):
-        held_ok.append(ok)
-        rec.step(f"shfl_{mode} {offset}", held, r, mask, active)
-    return rec.trace(), np.stack(held_ok)
-
-
-def _final(c: _Config, offsets: Optional[tuple[int, ...]] = None) -> tuple[np.ndarray, np.ndarray]:
-    """What every lane holds after the tree's last step (0 where undefined) and whether it is
-    defined: the last step of :func:`_emulate`, without its trace, for any number of warps in
-    bounded memory (``params.CHUNK_WARPS`` warps at a time).
-
-    Who calls and which reads are defined does not depend on the values, and every warp of a
-    configuration has the same active lanes and mask. So the emulator's rules run on one warp
-    (:func:`_replay`: per step, the lanes that receive a defined value), and all warps' values
-    follow them lane-major ((32, n_warps): a lane's values in one row, so a shuffle's read is a
-    copy of whole rows, several times faster than gathering lanes). ``defined`` is that one row,
-    broadcast to every warp (a read-only view).
-    """
-    offsets = c.offsets if offsets is None else offsets
-    mode = "down" if c.tree == "down" else "xor"
-    one = replace(c, values=c.values[:1])
-    steps = list(_replay(one, offsets))
-    active = _lanes_and_mask(one)[0][0]
-    ok = steps[-1][2][0]
-    rules = [(emulator.source_lanes(mode, np.full((1, params.LANES), offset), c.width)[0], r.defined[0])
-             for offset, (r, _, _) in zip(offsets, steps[1:])]
-    dtype = c.values.dtype
-    zero = np.zeros((), dtype)
-    fill = identity(c.op, dtype) if c.partial == "pad" else zero
-    valid = c.valid[0][:, None]
-    held_out = np.empty_like(c.values)
-    for s in params.chunks(c.values.shape[0]):
-        held = np.ascontiguousarray(np.where(valid, c.values[s].T, fill).astype(dtype, copy=False))
-        for src, got in rules:
-            received = held[src] if got.all() else np.where(got[:, None], held[src], zero)
-            combined = combine(c.op, held, received)
-            held = combined if active.all() else np.where(active[:, None], combined, held)
-        held_out[s] = np.where(ok, held.T, zero)
-    return held_out, np.broadcast_to(ok, c.values.shape)
-
-
-def _kernel_file(c: _Config) -> str:
-    return "seed_block_reduce" if c.partial == "ballot" else "warp_reduce_ops"
-
-
-def _kernel(c: _Config) -> tuple[str, tuple[str, ...]]:
-    """(name expression, the file's registered expressions) of the kernel running ``c``."""
-    t, op = _CTYPES[c.values.dtype.name], cpp_op(c.op, c.values.dtype)
-    if c.partial == "ballot":
-        return f"seed_partial_warp_kernel<{t}, {op}>", SEED_KERNELS
-    return (f"warp_reduce_kernel<{t}, {op}, {'true' if c.tree == 'xor' else 'false'}>",
-            WARP_REDUCE_KERNELS["warp_reduce_ops"])
-
-
-def _gpu_args(c: _Config, d_in: Any, d_out: Any) -> tuple:
-    if c.partial == "ballot":
-        return (d_in, np.int32(c.n_valid), d_out)
-    return (d_in, np.int32(c.width), np.int32(c.n_valid), d_out)
-
-
-def _gpu_trace(c: _Config, emulated: Trace, held_ok: np.ndarray) -> Trace:
-    import cupy
-
-    n_warps = c.values.shape[0]
-    expr, exprs = _kernel(c)
-    d_in = cupy.asarray(c.values)
-    d_out = cupy.zeros_like(d_in)
-    held, received, src = run_traced(_kernel_file(c), expr, emulated.n_steps, n_warps * params.LANES, n_warps,
-                                     params.LANES, _gpu_args(c, d_in, d_out), name_expressions=exprs)
-    shape = emulated.held.shape
-    dtype = c.values.dtype
-
-    def values(a: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        a = a.reshape(shape)
-        return np.where(ok, np.nan_to_num(a), 0).astype(dtype)
-
-    d = emulated.defined
-    return replace(emulated, source=gpu_source(), held=values(held, held_ok), received=values(received, d),
-                   src_lane=np.where(d, src.reshape(shape), emulated.src_lane).astype(np.int32))
+    return _Config(v.reshape(-1, params.LANES), check_op(op, v.dtype), w, tree, _n_valid(n_valid, w), partial)
 
 
 def warp_reduce_trace(values: Any, op: str = "sum", width: int = 32, tree: str = "down",
@@ -466,13 +426,12 @@ def warp_reduce_trace(values: Any, op: str = "sum", width: int = 32, tree: str =
     the identity and keeps the full mask; ``partial="ballot"`` (tree "down", width 32 only) is the
     seed's way: lanes >= n_valid do not call (inactive), the mask comes from ``__ballot_sync``, and
     reads from outside it are flagged undefined. ``meta["result_lanes"]`` names the lanes that hold
-    the result. On the cupy backend the values come from the instrumented kernel.
+    the result. The flags are the machine's; on a GPU the values are the hardware's.
     """
     c = _config(values, op, width, tree, n_valid, partial, backend)
-    trace, held_ok = _emulate(c)
-    if _backend.resolve(backend) == "cupy":
-        return _gpu_trace(c, trace, held_ok)
-    return trace
+    meta = {"kernel": f"{c.kernel.file}.cu", "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid,
+            "partial": c.partial, "offsets": list(c.offsets), "result_lanes": list(c.result_lanes)}
+    return _traced(c.kernel, c.values, c.labels, c.title, meta, backend)
 
 
 @dataclass(frozen=True)
@@ -517,30 +476,26 @@ class WarpReduceResult:
         return bool(np.all(~self.holders.reshape(segs) | (self.defined.reshape(segs) & same)))
 
 
-def _holders(shape: tuple[int, ...], lanes: tuple[int, ...]) -> np.ndarray:
+def _holders(shape: tuple[int, ...], lanes: Sequence[int]) -> np.ndarray:
     """(n_warps, 32) bool, True on ``lanes``: the same row for every warp, so a read-only view."""
     row = np.zeros(params.LANES, bool)
     row[list(lanes)] = True
     return np.broadcast_to(row, shape)
 
 
-def _expected(c: _Config) -> np.ndarray:
-    n = c.values.shape[0]
-    out = np.empty((n, params.LANES // c.width), c.values.dtype)
+def _expected(v: np.ndarray, op: str, width: int = params.LANES, n_valid: Optional[int] = None) -> np.ndarray:
+    n = v.shape[0]
+    out = np.empty((n, params.LANES // width), v.dtype)
     for s in params.chunks(n):      # reference() widens to 64 bits: a few warps at a time
-        out[s] = reference(c.values[s].reshape(s.stop - s.start, -1, c.width)[:, :, :c.n_valid], c.op, axis=-1)
+        out[s] = reference(v[s].reshape(s.stop - s.start, -1, width)[:, :, :n_valid or width], op, axis=-1)
     return out
 
 
-def _run_gpu(file: str, expr: str, exprs: tuple[str, ...], v: np.ndarray, extra: tuple = ()) -> np.ndarray:
-    import cupy
-
-    d_in = cupy.asarray(v)
-    d_out = cupy.zeros_like(d_in)
-    n_warps = v.shape[0]
-    kernels.module(file, exprs).get_function(expr)((n_warps,), (params.LANES,), (d_in, *extra, d_out))
-    cupy.cuda.get_current_stream().synchronize()
-    return cupy.asnumpy(d_out)
+def _only(ok: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    """``ok`` where ``lanes`` (a (32,) row), False elsewhere; a broadcast row stays one."""
+    if ok.strides[0] == 0:
+        return np.broadcast_to(ok[0] & lanes, ok.shape)
+    return ok & lanes
 
 
 def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down",
@@ -548,17 +503,15 @@ def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down
                 backend: Optional[str] = None) -> WarpReduceResult:
     """Run a warp reduce tree (see :func:`warp_reduce_trace` for the parameters) and return every lane.
 
-    On the cupy backend the plain (uninstrumented) kernel runs; ``defined`` comes from the emulator.
+    Any number of warps up to ``params.MAX_WARPS``, ``params.CHUNK_WARPS`` warps a launch.
     """
     c = _config(values, op, width, tree, n_valid, partial, backend)
-    out, ok = _final(c)
-    if _backend.resolve(backend) == "cupy":
-        expr, exprs = _kernel(c)
-        got = _run_gpu(_kernel_file(c), expr, exprs, c.values, _gpu_args(c, None, None)[1:-1])
-        out = np.where(ok, got, 0).astype(c.values.dtype)
+    out, ok = _run(c.kernel, c.values, backend)
+    if c.partial == "ballot":   # the kernel's contract: lanes >= n_valid write nothing (out stays 0)
+        ok = _only(ok, c.valid)
     holders = _holders(c.values.shape, c.result_lanes)
     method = "ballot" if c.partial == "ballot" else c.tree
-    return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c))
+    return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c.values, c.op, c.width, c.n_valid))
 
 
 def seed_warp_reduce(values: Any, op: str = "sum", backend: Optional[str] = None) -> WarpReduceResult:
@@ -569,58 +522,53 @@ def seed_warp_reduce(values: Any, op: str = "sum", backend: Optional[str] = None
     name lanes that never arrive: undefined, which is why the mask must not be computed this way.
     """
     c = _config(values, op, params.LANES, "down", None, "pad", backend)
-    r = warp_reduce(c.values, op, backend="emulator")
-    if _backend.resolve(backend) == "cupy":
-        expr = f"seed_warp_reduce_kernel<{_CTYPES[c.values.dtype.name]}, {cpp_op(op, c.values.dtype)}>"
-        r = replace(r, values=_run_gpu("seed_block_reduce", expr, SEED_KERNELS, c.values))
-    return replace(r, method="seed")
+    t = CTYPES[c.values.dtype.name]
+    k = _Kernel("seed_block_reduce", f"seed_warp_reduce_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>")
+    out, ok = _run(k, c.values, backend)
+    return WarpReduceResult("seed", c.op, params.LANES, out, ok, _holders(c.values.shape, (0,)),
+                            _expected(c.values, c.op))
 
 
 def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Optional[str] = None) -> WarpReduceResult:
     """The same 32-lane reduction by a library: ``"intrinsic"`` (``__reduce_*_sync``: int32/uint32,
     compute capability 8.0+, every lane), ``"cg"`` (``cooperative_groups::reduce``, every lane) or
-    ``"cub"`` (``cub::WarpReduce``, lane 0 only).
-
-    The emulator models cg as the xor butterfly (its shuffle path) and CUB as a shuffle-down tree with
-    offsets 1, 2, ..., 16 (CUB's order), so float sums round as they do on the GPU.
+    ``"cub"`` (``cub::WarpReduce``, lane 0 only: CUB defines the result nowhere else, so the other
+    lanes are reported undefined).
     """
     if not params.is_one_of(method, LIBRARY_METHODS):
         raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {params.quote(method)}")
-    c = _config(values, op, params.LANES, "xor" if method == "cg" else "down", None, "pad", backend)
-    if method == "intrinsic" and c.values.dtype.name not in _INT_DTYPES:
+    c = _config(values, op, params.LANES, "down", None, "pad", backend)
+    if method == "intrinsic" and c.values.dtype.name not in INT_DTYPES:
         raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
-    expected = _expected(c)
-    if method == "cub":
-        held, ok = _final(c, offsets=tuple(reversed(c.offsets)))
-        holders = _holders(c.values.shape, (0,))
-        defined = np.broadcast_to(holders[0] & ok[0], c.values.shape)    # both are one row for every warp
-        out = held
-        out[:, ~defined[0]] = 0                 # in place: no second (n_warps, 32) array
-    else:
-        holders = defined = np.broadcast_to(True, c.values.shape)
-        out = np.broadcast_to(expected, c.values.shape) if method == "intrinsic" else _final(c)[0]
-    if _backend.resolve(backend) == "cupy":
-        if method == "intrinsic" and float(_backend.detect().compute_capability) < 8.0:
-            raise RuntimeError("method='intrinsic' needs compute capability 8.0+ (__reduce_*_sync); this GPU has "
-                               f"{_backend.detect().compute_capability}")
-        t = _CTYPES[c.values.dtype.name]
-        expr = f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>"
-        got = _run_gpu("warp_reduce_ops", expr, WARP_REDUCE_KERNELS["warp_reduce_ops"], c.values)
-        out = np.where(defined, got, 0)
-    return WarpReduceResult(method, c.op, params.LANES, out.astype(c.values.dtype, copy=False), defined, holders, expected)
+    if method == "intrinsic" and _backend.resolve(backend) == "cupy" and \
+            float(_backend.detect().compute_capability) < 8.0:
+        raise RuntimeError("method='intrinsic' needs compute capability 8.0+ (__reduce_*_sync); this GPU has "
+                           f"{_backend.detect().compute_capability}")
+    t = CTYPES[c.values.dtype.name]
+    k = _Kernel("warp_reduce_ops", f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>")
+    out, ok = _run(k, c.values, backend)
+    holders = _holders(c.values.shape, (0,) if method == "cub" else LANE)
+    if method == "cub":       # lanes 1..31 hold CUB's partials: not results, so not shown
+        ok = _only(ok, holders[0])
+        out = _zero_lanes(out)
+    return WarpReduceResult(method, c.op, params.LANES, out, ok, holders, _expected(c.values, c.op))
+
+
+def _zero_lanes(out: np.ndarray) -> np.ndarray:
+    """``out`` with lanes 1..31 set to 0, in place when it owns its memory."""
+    out = out if out.flags.writeable else out.copy()
+    out[:, 1:] = 0
+    return out
 
 
 def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
-    """Every way to reduce a whole warp, on the same input: the two trees, then the libraries.
-
-    ``"intrinsic"`` is left out for float dtypes (``__reduce_*_sync`` takes 32-bit integers only).
-    """
+    """Every way to reduce a whole warp, on the same input, each by its own kernel: the two trees,
+    then the libraries. ``"intrinsic"`` is left out for float dtypes (``__reduce_*_sync`` takes
+    32-bit integers only)."""
     dtype = params.values(values).dtype
     out = {tree: warp_reduce(values, op, tree=tree, backend=backend) for tree in TREES}
     for method in LIBRARY_METHODS:
-        if method == "cg" and _backend.resolve(backend) == "emulator":
-            out[method] = replace(out["xor"], method="cg")   # the emulator's cg is the xor butterfly, as above
-        elif method != "intrinsic" or dtype.name in _INT_DTYPES:
+        if method != "intrinsic" or dtype.name in INT_DTYPES:
             out[method] = library_reduce(values, op, method, backend)
     return out
 
@@ -658,10 +606,8 @@ def float_order(values: Any, tree: str = "down", backend: Optional[str] = None) 
     for x in v:
         seq = np.float32(seq + x)
     exact = math.fsum(float(x) for x in v)
-    as_int = np.array([t, seq], np.float32).view(np.int32).astype(np.int64)
-    ordered = np.where(as_int < 0, np.int64(-(2**31)) - as_int, as_int)   # monotone in the float's value
     return FloatOrder(float(t), float(seq), exact, abs(float(t) - exact), abs(float(seq) - exact),
-                      int(abs(ordered[0] - ordered[1])))
+                      int(ulps_apart(t, seq)))
 
 
 @dataclass(frozen=True)
@@ -721,13 +667,6 @@ def _exact_sums(v: np.ndarray) -> np.ndarray:
     return exact
 
 
-def _ulps_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    def ordered(x: np.ndarray) -> np.ndarray:
-        i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
-        return np.where(i < 0, np.int64(-(2**31)) - i, i)
-    return np.abs(ordered(a) - ordered(b))
-
-
 def float_order_batch(values: Any, tree: str = "down", backend: Optional[str] = None) -> FloatOrderBatch:
     """:func:`float_order` for each row of ``values`` ((n_warps, 32) float32): the tree's sum (lane 0),
     the sequential float32 sum (a plain loop), the exact sum, and how many float32 steps apart the two are."""
@@ -742,4 +681,4 @@ def float_order_batch(values: Any, tree: str = "down", backend: Optional[str] = 
         t[s] = warp_reduce(part, "sum", tree=tree, backend=backend).values[:, 0]
         seq[s] = np.add.accumulate(part, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
         exact[s] = _exact_sums(part)
-    return FloatOrderBatch(t, seq, exact, _ulps_apart(t, seq))
+    return FloatOrderBatch(t, seq, exact, ulps_apart(t, seq))

@@ -20,8 +20,9 @@ from . import backend as _backend
 from . import figures, params
 from .widgets import MEMO_SIZE, message_html, table_html
 from .block_reduce import MAX_THREADS, block_reduce
-from .warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, _ulps_apart,
-                          warp_reduce, warp_reduce_trace)
+from .ops import ulps_apart
+from .warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, warp_reduce,
+                          warp_reduce_trace)
 
 LANES = 32
 WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
@@ -112,7 +113,7 @@ def result_lines(r: WarpReduceResult) -> str:
         if verdict == "WRONG" and r.values.dtype.kind == "f" and not (np.isfinite(got) and np.isfinite(exp)):
             verdict = "differs from NumPy: inf or NaN on one side only (a float overflow, or NaN meeting max/min)"
         elif verdict == "WRONG" and r.values.dtype == np.float32 and r.op == "sum":
-            verdict = f"{int(_ulps_apart(got, exp))} float32 step(s) from NumPy: another rounding order"
+            verdict = f"{int(ulps_apart(got, exp))} float32 step(s) from NumPy: another rounding order"
         digits = 9 if r.values.dtype.kind == "f" else 6
         out.append(f"lanes {s * r.width:>2}..{(s + 1) * r.width - 1:<2}  lane {s * r.width:>2} holds "
                    f"{_cell(got, ok, digits=digits):>12}   NumPy {_cell(exp, True, digits=digits):>12}   {verdict}")
@@ -157,7 +158,7 @@ def _versus_numpy(r: WarpReduceResult) -> str:
         return "same bits"
     v, ok, exp = r.values[0, 0], bool(r.defined[0, 0]), r.expected[0, 0]
     if ok and r.values.dtype == np.float32 and r.op == "sum":
-        k = int(_ulps_apart(v, exp))
+        k = int(ulps_apart(v, exp))
         return f"{k} float32 step{'' if k == 1 else 's'} away: another order"
     return "undefined" if not ok else "WRONG"
 

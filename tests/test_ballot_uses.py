@@ -43,3 +43,23 @@ def test_compact_with_cooperative_groups_on_the_emulator() -> None:
     assert ballot_uses.same_elements(a, b)
     with pytest.raises(ValueError, match="method must be one of 'ballot', 'cg'"):
         ballot_uses.compact(v, 0.5, method="coalesced")
+
+
+def test_compact_runs_the_kernel_on_the_machine_in_bounded_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import launch as L
+
+    calls: list[int] = []
+    real = L.launch
+
+    def spy(name, expr, grid, block, args, *a, **k):
+        assert (name, expr) == ("warp_aggregated", "compact_kernel")
+        calls.append(args[0].size)
+        return real(name, expr, grid, block, args, *a, **k)
+
+    monkeypatch.setattr(ballot_uses, "launch", spy)
+    monkeypatch.setattr(ballot_uses, "_CHUNK", 256)
+    v = np.random.default_rng(4).standard_normal(600).astype(np.float32)
+    r = ballot_uses.compact(v, 0.5, backend="emulator")
+    assert calls == [256, 256, 88] and r.source == "SIMT machine"
+    assert r.kept.tolist() == v[v > 0.5].tolist()           # the machine's atomics land in thread order
+    assert r.atomics == sum((v[w:w + 32] > 0.5).any() for w in range(0, 600, 32))

@@ -220,3 +220,81 @@ def test_64_bit_values_take_two_shfl_sync_per_shuffle() -> None:
     assert all(line.startswith("shfl.sync.down.b32") and ", 16, 31, -1" in line for line in d.first_step[1:3])
     with pytest.raises(ValueError, match="dtype must be one of"):
         wr.shuffle_ptx("int64")
+
+
+# ---------------------------------------------------------------- one engine: the kernels on the machine
+
+def test_results_and_traces_come_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every topic function launches its kernel from kernels/ (no Python copy of the tree)."""
+    from helpers import launch as L
+
+    seen: list[tuple[str, str]] = []
+    real = L.launch
+
+    def spy(name, expr, *a, **k):
+        seen.append((name, expr))
+        return real(name, expr, *a, **k)
+
+    monkeypatch.setattr(wr, "launch", spy)
+    v = _values("int32", (2, 32))
+    assert wr.warp_reduce_trace(v, "max", 8, "xor", backend=EMU).source == "SIMT machine"
+    wr.warp_reduce(v, "sum", n_valid=20, partial="ballot", backend=EMU)
+    wr.seed_warp_reduce(v, backend=EMU)
+    wr.compare_methods(v, "min", backend=EMU)
+    wr.warp_reduce_sum(v, backend=EMU)
+    assert seen == [
+        ("warp_reduce_ops", "warp_reduce_kernel<int, warplab::ops::Max<int>, true>"),
+        ("seed_block_reduce", "seed_partial_warp_kernel<int, warplab::ops::Sum<int>>"),
+        ("seed_block_reduce", "seed_warp_reduce_kernel<int, warplab::ops::Sum<int>>"),
+        ("warp_reduce_ops", "warp_reduce_kernel<int, warplab::ops::Min<int>, false>"),
+        ("warp_reduce_ops", "warp_reduce_kernel<int, warplab::ops::Min<int>, true>"),
+        *(("warp_reduce_ops", f"warp_reduce_{m}_kernel<int, warplab::ops::Min<int>>") for m in wr.LIBRARY_METHODS),
+        ("warp_reduce_sum", "warp_reduce_sum_kernel<int>"),
+    ]
+    assert {e for _, e in seen} <= {e for exprs in (*wr.WARP_REDUCE_KERNELS.values(), wr.SEED_KERNELS) for e in exprs}
+
+
+def test_64_bit_traces_join_the_two_32_bit_shuffles() -> None:
+    v = np.random.default_rng(7).standard_normal((2, 32))
+    t, g = wr.warp_reduce_sum_trace(v, backend=EMU), wr.warp_reduce_trace(v, backend=EMU)
+    assert t.held.dtype == np.float64 and t.n_steps == 6 and t.defined.all()
+    assert t.same_as(g)                                       # WarpReduceSum is WarpReduce<double, Sum, 32>
+    assert (t.held[-1, :, 0] == wr.warp_reduce_sum(v, backend=EMU)).all()
+    assert t.src_lane[1, 0, :16].tolist() == list(range(16, 32))
+
+
+def test_chunks_give_what_one_launch_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import params
+
+    v = _values("int32", (7, 32))
+    whole = wr.compare_methods(v, "sum", backend=EMU)
+    monkeypatch.setattr(params, "CHUNK_WARPS", 3)             # 3 + 3 + 1 warps
+    for method, r in wr.compare_methods(v, "sum", backend=EMU).items():
+        assert (r.values == whole[method].values).all() and (r.defined == whole[method].defined).all(), method
+
+
+def test_cub_defines_lane_0_only_and_the_machine_flags_the_seed_lanes() -> None:
+    v = _values("int32", (2, 32))
+    cub = wr.library_reduce(v, "sum", "cub", backend=EMU)
+    assert cub.defined[:, 0].all() and not cub.defined[:, 1:].any() and (cub.values[:, 1:] == 0).all()
+    seed = wr.warp_reduce(v, "sum", n_valid=20, partial="ballot", backend=EMU)
+    # lanes >= n_valid write nothing; each of the others read a lane in [20, 32) at some step
+    assert not seed.defined.any() and (seed.values == 0).all()
+
+
+def test_the_machine_trace_flags_what_a_lane_holds_between_shuffles() -> None:
+    t = wr.warp_reduce_trace(np.arange(32, dtype=np.int32), "sum", n_valid=20, partial="ballot", backend=EMU)
+    # lane 8 receives lane 16's defined value at step 2, but holds its own undefined sum from step 1
+    assert t.defined[2, 0, 8] and not t.defined[1, 0, 8] and t.held[2, 0, 8] == 0
+
+
+def test_ops_module_is_the_one_operator_table() -> None:
+    from helpers import ops
+
+    assert wr.OPS is ops.OPS and wr.identity is ops.identity and wr.reference is ops.reference
+    assert ops.op_exprs("k<{t}, {op}>", ("float32",)) == tuple(
+        f"k<float, warplab::ops::{c}<float>>" for c in ("Sum", "Max", "Min"))
+    assert ops.ulps_apart(np.float32(1), np.nextafter(np.float32(1), np.float32(2))) == 1
+    assert ops.ulps_apart(np.float32(-0.0), np.float32(0.0)) == 0
+    with pytest.raises(ValueError, match="dtype must be one of int32, uint32, float32, float64"):
+        ops.ctype(np.int64)

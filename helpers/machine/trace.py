@@ -66,22 +66,7 @@ class MachineTrace:
         32-bit steps (high then low word, as the PTX does). ``dtype`` reinterprets the 32-bit values
         (``np.float32`` for float kernels). Every warp must have executed the same number.
         """
-        per_warp: dict[int, list] = {}
-        for step, key, pcs, rwarp, callers, rmask, outs, extra in self._ws:
-            if not key.startswith("shfl"):
-                continue
-            (vals, dfn), _ = outs
-            for r, w in enumerate(rwarp.tolist()):
-                per_warp.setdefault(w, []).append((callers[r], rmask[r], extra["sent"][r], vals[r],
-                                                   extra["src_lane"][r], dfn[r], extra["sent_defined"][r],
-                                                   pcs[0]))
-        ws = sorted(per_warp) if warps is None else list(warps)
-        if not ws:
-            raise ValueError("the launch executed no shuffle (was it run with trace=True?)")
-        n = {w: len(per_warp.get(w, [])) for w in ws}
-        if len(set(n.values())) != 1:
-            raise ValueError(f"warps executed different numbers of shuffles {n}; pass warps= with warps alike")
-        k = n[ws[0]]
+        per_warp, ws, k = self._shuffle_rows(warps)
         shape = (k + 1, len(ws), 32)
         held = np.zeros(shape, np.uint32)
         received = np.zeros(shape, np.uint32)
@@ -250,3 +235,35 @@ def _memory_events(launch: Any) -> np.ndarray:
                 r["index"][inside] = (off[inside] - al.start) // es
         rows.append(r)
     return np.concatenate(rows) if rows else np.empty(0, MEMORY_DTYPE)
+
+    def offered_defined(self, warps: Optional[Sequence[int]] = None) -> np.ndarray:
+        """Shaped like :meth:`shuffles`' arrays, (1 + shuffles, warps, 32): whether the value each lane
+        offered to shuffle k (``held`` of step k; step 0 repeats shuffle 1) was defined. With
+        ``received``'s ``defined`` this says which values a lane holds between shuffles are defined."""
+        per_warp, ws, k = self._shuffle_rows(warps)
+        out = np.zeros((k + 1, len(ws), 32), bool)
+        for j, w in enumerate(ws):
+            for s, row in enumerate(per_warp[w], start=1):
+                out[s, j] = row[6]
+            out[0, j] = out[1, j]
+        return out
+
+    def _shuffle_rows(self, warps: Optional[Sequence[int]]) -> tuple[dict[int, list], list[int], int]:
+        """Per warp, each shfl.sync it executed (callers, mask, sent, received, src lane, defined,
+        sent defined, pc); the warps asked for; how many shuffles each executed (the same for all)."""
+        per_warp: dict[int, list] = {}
+        for step, key, pcs, rwarp, callers, rmask, outs, extra in self._ws:
+            if not key.startswith("shfl"):
+                continue
+            (vals, dfn), _ = outs
+            for r, w in enumerate(rwarp.tolist()):
+                per_warp.setdefault(w, []).append((callers[r], rmask[r], extra["sent"][r], vals[r],
+                                                   extra["src_lane"][r], dfn[r], extra["sent_defined"][r],
+                                                   pcs[0]))
+        ws = sorted(per_warp) if warps is None else list(warps)
+        if not ws:
+            raise ValueError("the launch executed no shuffle (was it run with trace=True?)")
+        n = {w: len(per_warp.get(w, [])) for w in ws}
+        if len(set(n.values())) != 1:
+            raise ValueError(f"warps executed different numbers of shuffles {n}; pass warps= with warps alike")
+        return per_warp, ws, n[ws[0]]
