@@ -208,34 +208,6 @@ class MachineTrace:
         return np.array([pc for pc, text in enumerate(self.ptx) if text.split()[0].startswith(("bar.", "barrier."))]
                         or [-1], np.int64)
 
-
-def _outer(loc: Any) -> Any:
-    while loc.inlined_at is not None:
-        loc = loc.inlined_at
-    return loc
-
-
-def _memory_events(launch: Any) -> np.ndarray:
-    rows = []
-    allocs = [(i, al) for i, al in enumerate(launch.arg_allocs) if al is not None]
-    for step, pc, kind, space, tids, off, es, raw, d in getattr(launch, "mem_events", []):
-        r = np.zeros(tids.size, MEMORY_DTYPE)
-        r["step"], r["pc"], r["store"], r["shared"], r["tid"] = step, pc, kind == "st", space == "shared", tids
-        r["bits"], r["defined"] = raw.astype(np.uint64), d
-        r["arg"] = -1
-        if space == "shared":
-            local = tids % launch.TPC
-            r["tid"] = tids // launch.TPC * launch.B + local
-            r["index"] = (off - tids // launch.TPC * launch.S_stride) // es
-        else:
-            r["index"] = -1
-            for i, al in allocs:
-                inside = (off >= al.start) & (off < al.start + al.nbytes)
-                r["arg"][inside] = i
-                r["index"][inside] = (off[inside] - al.start) // es
-        rows.append(r)
-    return np.concatenate(rows) if rows else np.empty(0, MEMORY_DTYPE)
-
     def offered_defined(self, warps: Optional[Sequence[int]] = None) -> np.ndarray:
         """Shaped like :meth:`shuffles`' arrays, (1 + shuffles, warps, 32): whether the value each lane
         offered to shuffle k (``held`` of step k; step 0 repeats shuffle 1) was defined. With
@@ -267,3 +239,31 @@ def _memory_events(launch: Any) -> np.ndarray:
         if len(set(n.values())) != 1:
             raise ValueError(f"warps executed different numbers of shuffles {n}; pass warps= with warps alike")
         return per_warp, ws, n[ws[0]]
+
+
+def _outer(loc: Any) -> Any:
+    while loc.inlined_at is not None:
+        loc = loc.inlined_at
+    return loc
+
+
+def _memory_events(launch: Any) -> np.ndarray:
+    rows = []
+    allocs = [(i, al) for i, al in enumerate(launch.arg_allocs) if al is not None]
+    for step, pc, kind, space, tids, off, es, raw, d in getattr(launch, "mem_events", []):
+        r = np.zeros(tids.size, MEMORY_DTYPE)
+        r["step"], r["pc"], r["store"], r["shared"], r["tid"] = step, pc, kind == "st", space == "shared", tids
+        r["bits"], r["defined"] = raw.astype(np.uint64), d
+        r["arg"] = -1
+        if space == "shared":
+            local = tids % launch.TPC
+            r["tid"] = tids // launch.TPC * launch.B + local
+            r["index"] = (off - tids // launch.TPC * launch.S_stride) // es
+        else:
+            r["index"] = -1
+            for i, al in allocs:
+                inside = (off >= al.start) & (off < al.start + al.nbytes)
+                r["arg"][inside] = i
+                r["index"][inside] = (off[inside] - al.start) // es
+        rows.append(r)
+    return np.concatenate(rows) if rows else np.empty(0, MEMORY_DTYPE)
