@@ -413,46 +413,4 @@ def test_7_ladder_explorer_renders_a_map_once(monkeypatch) -> None:
     assert len(calls) == 2                      # v0<256> once, v0<512> once
 
 
-def _ink(png: bytes) -> np.ndarray:
-    import io
-
-    from PIL import Image
-
-    a = np.asarray(Image.open(io.BytesIO(png)).convert("L")).astype(int)
-    return a < 200
-
-
-@pytest.mark.parametrize("kw", [dict(), dict(rotation=90), dict(ha="right"), dict(color="#D55E00", fontsize=5.5)])
-def test_7_stamped_text_lands_where_the_text_would(kw) -> None:
-    """Lane texts are drawn from stamps (figures._StampedText): the same ink, at most a pixel away."""
-    from matplotlib.figure import Figure
-    from matplotlib.text import Text
-
-    from helpers import figures
-
-    pngs = []
-    for cls in (Text, figures._StampedText):
-        fig = Figure(figsize=(3, 1))
-        ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_xlim(0, 10)
-        ax.set_ylim(0, 2)
-        for x, s in ((1.3, "17"), (4.71, "undef"), (8.2, "310")):
-            ax.add_artist(cls(x, 1, s, **{"ha": "center", "va": "center", **kw}))
-        pngs.append(figures.figure_png(fig, dpi=100))
-    plain, stamped = (_ink(p) for p in pngs)
-    assert abs(int(plain.sum()) - int(stamped.sum())) <= 0.1 * plain.sum()
-    for axis in (0, 1):       # the ink spans the same rows and columns, give or take a pixel
-        a, b = np.flatnonzero(plain.any(axis=axis)), np.flatnonzero(stamped.any(axis=axis))
-        assert abs(a.min() - b.min()) <= 1 and abs(a.max() - b.max()) <= 1
-
-
-def test_7_stamped_text_is_plain_text_elsewhere() -> None:
-    import io
-
-    from helpers import figures
-
-    view = widgets.shuffle_view("down", 2, 16, backend=EMU)
-    assert any(isinstance(t, figures._StampedText) for t in view.figure.axes[0].texts)
-    svg = io.StringIO()
-    view.figure.savefig(svg, format="svg")
-    assert ">310<" in svg.getvalue() or "310" in svg.getvalue()       # SVG keeps real text
+# Finding 7's stamped text is tested in tests/test_figures.py (StampRenderer, LaneTexts).

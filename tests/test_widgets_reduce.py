@@ -100,13 +100,13 @@ def _median_ms(fn, n=5):
 @pytest.mark.parametrize("kw", [dict(), dict(op="max", width=8, pattern="random ints", n_valid=5, tree="xor"),
                                 dict(n_valid=20, partial="ballot")])
 def test_warp_tree_update_fast(kw):
-    ms = _median_ms(lambda: figures.figure_png(W.warp_tree_view(**kw).figure, dpi=W.PNG_DPI))
+    ms = _median_ms(lambda: figures.figure_png(W.warp_tree_view(**kw).figure))
     assert ms < 400, f"{ms:.0f} ms"   # ~160 ms on a laptop core; generous for a loaded CI machine
 
 
 @pytest.mark.parametrize("xy", [(96, 2), (32, 5), (128, 8), (32, 32)])
 def test_block_update_fast(xy):
-    ms = _median_ms(lambda: figures.figure_png(W.block_view(*xy).figure, dpi=W.PNG_DPI))
+    ms = _median_ms(lambda: figures.figure_png(W.block_view(*xy).figure))
     assert ms < 400, f"{ms:.0f} ms"
 
 
