@@ -35,7 +35,7 @@ def stub_figures() -> Iterator[None]:
     blank = lambda *a, **k: Figure()  # noqa: E731
     with mock.patch.object(figures, "shuffle_figure", blank), mock.patch.object(figures, "ballot_figure", blank), \
             mock.patch.object(figures, "trace_figure", blank), mock.patch.object(W, "_block_figure", blank), \
-            mock.patch.object(F, "_lanes_map", blank):
+            mock.patch.object(W, "_lanes_map", blank):
         yield
 
 

@@ -311,20 +311,24 @@ def test_ballot_explorer_custom_expression_and_disabled_knobs() -> None:
     assert "ballot: undefined" in mapping.value and message.value == ""
 
 
-def test_one_update_is_fast() -> None:
-    box = widgets.shuffle_explorer()
-    slider = controls_of(box)["offset"]
+def _refresh_ms(control, values) -> float:
+    """The median CPU time of setting ``control`` to each of ``values`` (each a refresh): CPU time, not
+    the wall clock, so other work on a shared machine does not fail the test (the wall-clock p95 per
+    explorer is measured by scripts/bench_explorers.py)."""
     times = []
-    for offset in (2, 5, 9):
-        start = time.perf_counter()
-        slider.value = offset
-        times.append(time.perf_counter() - start)
-    # The target is 200 ms on a laptop; the margin is for slow, shared CI machines.
-    assert statistics.median(times) < 0.5, times
-    bbox = widgets.ballot_explorer()
-    start = time.perf_counter()
-    controls_of(bbox)["n"].value = 7
-    assert time.perf_counter() - start < 0.5
+    for v in values:
+        start = time.process_time()
+        control.value = v
+        times.append(time.process_time() - start)
+    return 1000 * statistics.median(times)
+
+
+def test_one_update_is_fast() -> None:
+    # The target is 200 ms at the 95th percentile; this bound only catches a regression by a factor.
+    ms = _refresh_ms(controls_of(widgets.shuffle_explorer())["offset"], (2, 5, 9, 13, 17))
+    assert ms < 400, f"{ms:.0f} ms"
+    ms = _refresh_ms(controls_of(widgets.ballot_explorer())["n"], (7, 9, 11, 13, 15))
+    assert ms < 400, f"{ms:.0f} ms"
 
 
 def test_redraws_do_not_keep_figures(monkeypatch: pytest.MonkeyPatch) -> None:
