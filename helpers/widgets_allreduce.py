@@ -7,6 +7,7 @@ what is allowed; it never raises), and :func:`allreduce_explorer` wires ipywidge
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 from . import allreduce as A
@@ -23,9 +24,19 @@ ENGINE = "simulated ranks on the CPU (helpers.allreduce)"
 
 def explorer_inputs(values: str, ranks: int, elements: int) -> Any:
     """The explorer's input buffers: small integers (every order gives the exact sum) or random floats."""
-    if values not in VALUES:
-        raise ValueError(f"values must be one of {', '.join(map(repr, VALUES))}; got {values!r}")
+    _check_values(values)
     return A.integer_inputs(ranks, elements) if values == "integers" else A.random_inputs(ranks, elements, seed=7)
+
+
+def _check_values(values: Any) -> None:
+    if not isinstance(values, str) or values not in VALUES:
+        raise ValueError(f"values must be one of {', '.join(map(repr, VALUES))}; got {values!r}")
+
+
+@functools.lru_cache(maxsize=16)
+def _run(algorithm: str, ranks: int, elements: int, values: str) -> A.AllReduceRun:
+    """The run behind the explorer, once per input: moving the step or the chunk only redraws it."""
+    return A.run(explorer_inputs(values, ranks, elements), algorithm, history=True)
 
 
 def _check_range(value: Any, name: str, lo: int, hi: int) -> int:
@@ -59,7 +70,8 @@ def allreduce_view(algorithm: str = "ring", ranks: int = 4, elements: int = 8, v
         A.check_algorithm(algorithm)
         _check_range(ranks, "ranks", 1, MAX_RANKS)
         _check_range(elements, "elements", 1, MAX_ELEMENTS)
-        run = A.run(explorer_inputs(values, ranks, elements), algorithm, history=True)
+        _check_values(values)
+        run = _run(algorithm, ranks, elements, values)
         sched = run.schedule
         step = sched.n_steps if step is None else A.check_step(sched, step)
         A.check_chunk(sched, chunk)
