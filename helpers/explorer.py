@@ -18,6 +18,7 @@ returns the same Figure object again (a cached map) is rendered once; and figure
 """
 from __future__ import annotations
 
+import gc
 import html
 import weakref
 from types import SimpleNamespace
@@ -153,7 +154,13 @@ def build(controls: Mapping[str, Any], layout: Sequence[Sequence[str]], view: Ca
                 adjusting[0] = False
             values = {name: c.value for name, c in controls.items()}   # what on_change left them at
         key = tuple(values.items())
-        seen = memo.pop(key, None) or render(values)
+        seen = memo.pop(key, None)
+        if seen is None:
+            seen = render(values)
+            # The figure just rendered is garbage in reference cycles: collecting the young
+            # generations now frees it for a few ms, before it is promoted to the old generation,
+            # whose full collections (100-200 ms in a notebook's heap) would land in some refresh.
+            gc.collect(1)
         if remember:
             memo[key] = seen
             if len(memo) > MEMO_SIZE:

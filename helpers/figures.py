@@ -27,6 +27,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.text import Text
@@ -453,8 +454,48 @@ def _legend(fig: Figure, keys: Sequence[str], *, width: Optional[int] = None, la
     if width is not None and width < LANES:
         handles.append(Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
                              label=f"width-{width} segments (shaded)"))
-    fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, y), ncol=min(len(handles), 5),
-               fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
+    legend = _StampedLegend(fig, handles, [h.get_label() for h in handles], loc="center", bbox_to_anchor=(0.5, y),
+                            bbox_transform=fig.transSubfigure, ncol=min(len(handles), 5), fontsize=7, frameon=False,
+                            handlelength=1.6, columnspacing=1.2)
+    legend.stamp_key = (tuple(keys), width, lane_label, y)
+    fig.legends.append(legend)
+
+
+class _StampedLegend(Legend):
+    """A legend of this module's figures that Agg draws from a stamp: the same legend (keys, width,
+    label, place, figure size, dpi) drawn once and reused. Speed: laying out a legend costs a lane
+    figure about 30 ms per drawing, and the explorers draw a few legends again and again."""
+
+    _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
+    MAX_STAMPS = 256
+    stamp_key: tuple = ()
+
+    def draw(self, renderer: Any) -> None:
+        if not self.get_visible() or not isinstance(renderer, RendererAgg) or not self.stamp_key:
+            return super().draw(renderer)
+        size = (int(renderer.width), int(renderer.height))
+        key = (self.stamp_key, size, renderer.dpi)
+        stamp = self._stamps.get(key)
+        if stamp is None:
+            scratch = RendererAgg(*size, renderer.dpi)
+            super().draw(scratch)
+            pixels = np.asarray(scratch.buffer_rgba())
+            rows = np.flatnonzero(pixels[..., 3].any(axis=1))
+            if rows.size == 0:
+                stamp = (None, 0, 0)
+            else:
+                cols = np.flatnonzero(pixels[rows[0]:rows[-1] + 1, :, 3].any(axis=0))
+                image = pixels[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1][::-1].copy()
+                stamp = (image, int(cols[0]), size[1] - int(rows[-1]) - 1)   # bottom-left corner, from the bottom
+            if len(self._stamps) >= self.MAX_STAMPS:
+                self._stamps.clear()
+            self._stamps[key] = stamp
+        image, x, y = stamp
+        if image is not None:
+            gc = renderer.new_gc()
+            renderer.draw_image(gc, x, y, image)
+            gc.restore()
+        self.stale = False
 
 
 def _footer(fig: Figure, source_label: str) -> None:
