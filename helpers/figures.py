@@ -208,9 +208,6 @@ class LaneTexts(Artist):
     for each text; :meth:`items` reads them back.
     """
 
-    _stamps: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
-    MAX_STAMPS = 4096
-
     def __init__(self, ax: Axes, zorder: float = 4) -> None:
         super().__init__()
         self._items: list[tuple[float, float, str, float, str, float]] = []
@@ -226,49 +223,81 @@ class LaneTexts(Artist):
         """(x, y, text) of every text, in the order added."""
         return [(x, y, s) for x, y, s, *_ in self._items]
 
-    def _text(self, x: float, y: float, s: str, fontsize: float, color: str, rotation: float, **kw: Any) -> Text:
-        return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, ha="center", va="center", **kw)
-
-    def _stamp(self, s: str, fontsize: float, color: str, rotation: float, dpi: float
-               ) -> tuple[Optional[np.ndarray], float, float]:
-        key = (s, fontsize, color, rotation, dpi)
-        stamp = self._stamps.get(key)
-        if stamp is None:
-            side = int(2.5 * (len(s) + 2) * fontsize * dpi / 72) + 8
-            canvas = RendererAgg(side, side, dpi)
-            alone = self._text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform())
-            alone.set_figure(Figure(dpi=dpi))
-            alone.draw(canvas)
-            pixels = np.asarray(canvas.buffer_rgba())
-            rows, cols = np.nonzero(pixels[..., 3])
-            if rows.size == 0:
-                stamp = (None, 0.0, 0.0)
-            else:
-                top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
-                # draw_image wants the bottom row first; (dx, dy): from the image's corner to the anchor
-                stamp = (pixels[top:bottom, left:right][::-1].copy(), side / 2 - left, side / 2 - (side - bottom))
-            if len(self._stamps) >= self.MAX_STAMPS:
-                self._stamps.clear()
-            self._stamps[key] = stamp
-        return stamp
-
     def draw(self, renderer: Any) -> None:
         if not self.get_visible() or not self._items:
             return
         if not isinstance(renderer, RendererAgg):
             for x, y, s, size, color, rotation in self._items:
-                text = self._text(x, y, s, size, color, rotation, transform=self.get_transform())
-                text.set_figure(self.get_figure(root=False) if hasattr(self, "get_figure") else self.figure)
+                text = _centred_text(x, y, s, size, color, rotation, transform=self.get_transform())
+                text.set_figure(self.get_figure(root=False))
                 text.draw(renderer)
             return
         xy = self.get_transform().transform(np.array([(x, y) for x, y, *_ in self._items]))
         gc = renderer.new_gc()
         for (px, py), (_, _, s, size, color, rotation) in zip(xy, self._items):
-            image, dx, dy = self._stamp(s, size, color, rotation, renderer.dpi)
+            image, dx, dy = _centred_stamp(s, size, color, rotation, renderer.dpi)
             if image is not None and np.isfinite(px) and np.isfinite(py):
                 renderer.draw_image(gc, round(px - dx), round(py - dy), image)
         gc.restore()
         self.stale = False
+
+
+class LabelText(Text):
+    """A centred Text on an opaque white label (the "undef" of an undefined lane), drawn by Agg from a
+    stamp as :class:`LaneTexts` are: a text with a box costs a millisecond or two to lay out, and an
+    undefined call hatches every lane of a row."""
+
+    LABEL = {"facecolor": "white", "edgecolor": "none", "pad": 0.8}
+
+    def __init__(self, x: float, y: float, s: str, *, fontsize: float, color: str, zorder: float = 4) -> None:
+        super().__init__(x, y, s, fontsize=fontsize, color=color, ha="center", va="center", zorder=zorder,
+                         bbox=dict(self.LABEL))
+
+    def draw(self, renderer: Any) -> None:
+        if not self.get_visible() or not isinstance(renderer, RendererAgg):
+            return super().draw(renderer)
+        image, dx, dy = _centred_stamp(self.get_text(), self.get_fontsize(), str(self.get_color()), 0, renderer.dpi,
+                                       labelled=True)
+        x, y = self.get_transform().transform(self.get_unitless_position())
+        if image is not None and np.isfinite(x) and np.isfinite(y):
+            gc = renderer.new_gc()
+            renderer.draw_image(gc, round(x - dx), round(y - dy), image)
+            gc.restore()
+        self.stale = False
+
+
+def _centred_text(x: float, y: float, s: str, fontsize: float, color: str, rotation: float, **kw: Any) -> Text:
+    return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, ha="center", va="center", **kw)
+
+
+_STAMPS: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
+MAX_STAMPS = 4096    # bounded memory: the cache starts again when full
+
+
+def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float, labelled: bool = False
+                   ) -> tuple[Optional[np.ndarray], float, float]:
+    """``s`` rendered alone, centred (on a white label if ``labelled``): (RGBA image, bottom row first;
+    (dx, dy) from the image's bottom-left corner to the anchor), or (None, 0, 0) without ink."""
+    key = (s, fontsize, color, rotation, dpi, labelled)
+    stamp = _STAMPS.get(key)
+    if stamp is None:
+        side = int(2.5 * (len(s) + 2) * fontsize * dpi / 72) + 8
+        canvas = RendererAgg(side, side, dpi)
+        alone = _centred_text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
+                              bbox=dict(LabelText.LABEL) if labelled else None)
+        alone.set_figure(Figure(dpi=dpi))
+        Text.draw(alone, canvas)
+        pixels = np.asarray(canvas.buffer_rgba())
+        rows, cols = np.nonzero(pixels[..., 3])
+        if rows.size == 0:
+            stamp = (None, 0.0, 0.0)
+        else:
+            top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+            stamp = (pixels[top:bottom, left:right][::-1].copy(), side / 2 - left, side / 2 - (side - bottom))
+        if len(_STAMPS) >= MAX_STAMPS:
+            _STAMPS.clear()
+        _STAMPS[key] = stamp
+    return stamp
 
 
 def draw_segments(ax: Axes, width: int, y0: float, y1: float) -> None:
@@ -372,8 +401,9 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
         boxes.append(box)
         if not defined_[lane]:
             # An opaque white label keeps the word readable over the hatching.
-            add_text(ax, lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color, zorder=4,
-                  bbox=dict(facecolor="white", edgecolor="none", pad=0.8))
+            undef = LabelText(lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color)
+            undef.set_clip_on(False)
+            ax.add_artist(undef)
         elif hide_inactive and not active_[lane]:
             texts.add(lane, y, style.NOT_CALLING_TEXT, fontsize=VALUE_SIZE, color=text_color)
         else:
