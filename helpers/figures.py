@@ -507,7 +507,7 @@ class _StampedLegend(Legend):
         key = (self.stamp_key, size, renderer.dpi)
         stamp = self._stamps.get(key)
         if stamp is None:
-            scratch = RendererAgg(*size, renderer.dpi)
+            scratch = StampRenderer(*size, renderer.dpi)   # the labels' texts come from stamps too
             super().draw(scratch)
             pixels = np.asarray(scratch.buffer_rgba())
             rows = np.flatnonzero(pixels[..., 3].any(axis=1))
@@ -561,6 +561,7 @@ class StampRenderer(RendererAgg):
     _metrics: dict[tuple, tuple[float, float, float]] = {}
     _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
     MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full
+    MAX_CHARS = 40
 
     def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
         if ismath:
@@ -576,7 +577,7 @@ class StampRenderer(RendererAgg):
     def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
                   mtext: Any = None) -> None:
         shaped = mtext is not None and any(getattr(mtext, f, lambda: None)() for f in ("get_fontfeatures", "get_language"))
-        if ismath or shaped:
+        if ismath or shaped or len(s) > self.MAX_CHARS:   # a long line (a title) is seldom drawn twice
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         key = (s, hash(prop), angle, tuple(gc.get_rgb()), gc.get_alpha(), gc.get_forced_alpha(),
                gc.get_antialiased(), self.dpi)
@@ -598,14 +599,19 @@ class StampRenderer(RendererAgg):
     def _stamp(self, gc: Any, s: str, prop: Any, angle: float) -> tuple[Optional[np.ndarray], int, int]:
         """``s`` drawn alone, anchored at a whole pixel: (RGBA image, bottom row first; its top-left
         corner from the anchor, y downwards), or (None, 0, 0) for a text without ink."""
-        w, h, _ = self.get_text_width_height_descent(s, prop, False)
-        reach = int(w + h + prop.get_size_in_points() * self.dpi / 72) + 4   # any angle stays inside
-        scratch = RendererAgg(2 * reach, 2 * reach, self.dpi)
+        w, h, d = self.get_text_width_height_descent(s, prop, False)
+        pad = int(prop.get_size_in_points() * self.dpi / 72) + 4
+        if angle == 0:   # the glyphs run right of the anchor, from h - d above its baseline to d below
+            size, (ax, ay) = (int(w) + 2 * pad, int(h) + 2 * pad), (pad, pad + int(np.ceil(h - d)))
+        else:            # any angle stays inside
+            reach = int(w + h) + pad
+            size, (ax, ay) = (2 * reach, 2 * reach), (reach, reach)
+        scratch = RendererAgg(*size, self.dpi)
         alone = scratch.new_gc()
         alone.copy_properties(gc)
         alone.set_clip_rectangle(None)
         alone.set_clip_path(None)
-        RendererAgg.draw_text(scratch, alone, reach, reach, s, prop, angle)
+        RendererAgg.draw_text(scratch, alone, ax, ay, s, prop, angle)
         alone.restore()
         pixels = np.asarray(scratch.buffer_rgba())
         rows = np.flatnonzero(pixels[..., 3].any(axis=1))
@@ -614,7 +620,7 @@ class StampRenderer(RendererAgg):
         cols = np.flatnonzero(pixels[rows[0]:rows[-1] + 1, :, 3].any(axis=0))
         top, left = int(rows[0]), int(cols[0])
         image = pixels[top:rows[-1] + 1, left:cols[-1] + 1][::-1].copy()
-        return image, left - reach, top - reach
+        return image, left - ax, top - ay
 
 
 class StampCanvas(FigureCanvasAgg):
