@@ -203,7 +203,9 @@ def _check_block(values: Any, block: Optional[tuple[int, int]]) -> tuple[np.ndar
     return arr.reshape(by, bx), (bx, by)
 
 
-def _expected(v: np.ndarray, kind: str, op: str) -> np.ndarray:
+def expected(v: np.ndarray, kind: str, op: str) -> np.ndarray:
+    """What every thread should hold after a ``kind`` block reduce of ``v`` (shape (y, x)) with ``op``:
+    NumPy's answer (the block's, each row's or each column's), broadcast to ``v``'s shape."""
     if kind == "sum":
         return np.full(v.shape, reference(v.reshape(-1), op), v.dtype)
     if kind == "x":
@@ -259,7 +261,7 @@ def block_reduce(values: Any, block: Optional[tuple[int, int]] = None, op: str =
     if kind == "sum" and not broadcast:
         holders[:] = False
         holders[0, 0] = True
-    return BlockResult(kind, version, op, blk, broadcast, values_out, defined, holders, _expected(v, kind, op),
+    return BlockResult(kind, version, op, blk, broadcast, values_out, defined, holders, expected(v, kind, op),
                        _races(mach), tuple(mach.report.issues), _engine_label(run), run, v.copy())
 
 

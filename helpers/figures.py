@@ -23,9 +23,11 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 from matplotlib.animation import FuncAnimation
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.text import Text
@@ -33,8 +35,8 @@ from matplotlib.transforms import IdentityTransform, TransformedPath
 
 from . import style
 from .emulator import ELSEWHERE, EXITED, ShuffleResult, VoteResult
+from .params import LANES, WIDTHS
 
-LANES = style.LANES
 LANE = np.arange(LANES)
 MAX_FRAMES = 60
 UNDEF_TEXT = "undef"
@@ -42,6 +44,7 @@ UNDEF_TEXT = "undef"
 BOX_W, BOX_H = 0.86, 0.8          # a lane's box, in data units (lanes are 1 apart)
 VALUE_SIZE, SMALL_SIZE = 7.0, 5.5  # points: 4 characters fit across a lane at FIG_WIDTH
 UNDEF_SIZE = 4.8                   # points: "undef" fits across a lane box
+NUMBER_SIZE, NUMBER_COLOR = 5.5, "#444444"   # lane numbers above or below a row
 FIT_ACROSS, FIT_ROTATED = 4, 7     # characters that fit written across / rotated in a lane box
 ROW_GAP = 2.3                      # vertical distance between a "before" and an "after" row
 
@@ -173,96 +176,143 @@ def _clip(ax: Axes) -> TransformedPath:
     return clip
 
 
-def _add(ax: Axes, patch: Patch) -> None:
-    """``ax.add_patch`` without its clip-path and data-limit updates (see above)."""
+def add_patch(ax: Axes, patch: Patch, clip: bool = True) -> None:
+    """``ax.add_patch`` without its clip-path and data-limit updates (see above); ``clip=False`` for
+    a patch that lies inside the axes anyway, which then costs no clipping at each drawing."""
     patch.set_clip_path(_clip(ax))
+    patch.set_clip_on(clip)
     ax.add_artist(patch)
 
 
-class _StampedText(Text):
-    """A short Text that Agg draws from a stamp: its rendering, made once per look and reused.
+def add_text(ax: Axes, x: float, y: float, s: str, **kw: Any) -> Text:
+    """``ax.text`` centred on (x, y) (``ha``/``va`` in ``kw`` override), without its clip-path update
+    (see above). Drawn by :func:`figure_png` from a cached bitmap, as every text."""
+    text = Text(x, y, s, **{"ha": "center", "va": "center", **kw})
+    text.set_clip_path(_clip(ax))
+    ax.add_artist(text)
+    return text
 
-    Speed again: drawing a text costs matplotlib (3.11) about a millisecond of font layout and
-    glyph rendering, most of a lane figure's drawing time, and the same lane numbers and values are
-    drawn at every redraw. A stamp is the text rendered alone, at the same size, colour, rotation,
-    alignment and dpi, then blitted at the text's anchor rounded to a whole pixel (at most half a
-    pixel from where the text itself would land). Other renderers (SVG, PDF), long or multi-line
-    text, math, and text with a background box draw as a plain Text.
+
+class LaneTexts(Artist):
+    """The short centred texts of a lane figure (values, "–", lane numbers) as one artist.
+
+    Speed: a lane figure writes about 130 such texts, and a matplotlib Text costs about a
+    millisecond to make and lay out at every drawing, most of an explorer's refresh. On Agg this
+    artist draws each text from a stamp (the text rendered alone once per string, size, colour,
+    rotation and dpi, then blitted centred on its anchor rounded to a whole pixel); on other
+    renderers (SVG, PDF) it draws real Text objects, so the words stay text. Call :meth:`add`
+    for each text; :meth:`items` reads them back.
     """
 
-    _stamps: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
-    MAX_CHARS, MAX_STAMPS = 12, 4096
+    def __init__(self, ax: Axes, zorder: float = 4) -> None:
+        super().__init__()
+        self._items: list[tuple[float, float, str, float, str, float]] = []
+        self.set_zorder(zorder)
+        self.set_clip_on(False)
+        ax.add_artist(self)
 
-    def _stampable(self, renderer: Any) -> bool:
-        s = self.get_text()
-        return (type(renderer) is RendererAgg and 0 < len(s) <= self.MAX_CHARS and "\n" not in s and "$" not in s
-                and self.get_bbox_patch() is None and not self.get_path_effects() and not self.get_usetex())
+    def add(self, x: float, y: float, s: str, *, fontsize: float, color: str, rotation: float = 0) -> None:
+        """Write ``s`` centred on (x, y), in data coordinates."""
+        self._items.append((float(x), float(y), s, fontsize, color, rotation))
 
-    def _stamp(self, dpi: float) -> tuple[Optional[np.ndarray], float, float]:
-        key = (self.get_text(), hash(self.get_fontproperties()), str(self.get_color()), self.get_alpha(),
-               self.get_rotation(), self.get_horizontalalignment(), self.get_verticalalignment(),
-               self.get_antialiased(), dpi)
-        stamp = self._stamps.get(key)
-        if stamp is None:
-            side = int(2.5 * (len(self.get_text()) + 2) * self.get_fontsize() * dpi / 72) + 8
-            canvas = RendererAgg(side, side, dpi)
-            alone = Text(side / 2, side / 2, self.get_text(), transform=IdentityTransform(),
-                         fontproperties=self.get_fontproperties(), color=self.get_color(), alpha=self.get_alpha(),
-                         rotation=self.get_rotation(), ha=self.get_horizontalalignment(),
-                         va=self.get_verticalalignment(), antialiased=self.get_antialiased())
-            alone.set_figure(Figure(dpi=dpi))
-            alone.draw(canvas)
-            pixels = np.asarray(canvas.buffer_rgba())
-            rows, cols = np.nonzero(pixels[..., 3])
-            if rows.size == 0:
-                stamp = (None, 0.0, 0.0)
-            else:
-                top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
-                # draw_image wants the bottom row first; (dx, dy): from the image's corner to the anchor
-                image = np.ascontiguousarray(pixels[top:bottom, left:right][::-1])
-                stamp = (image, side / 2 - left, side / 2 - (side - bottom))
-            if len(self._stamps) >= self.MAX_STAMPS:
-                self._stamps.clear()
-            self._stamps[key] = stamp
-        return stamp
+    def items(self) -> list[tuple[float, float, str]]:
+        """(x, y, text) of every text, in the order added."""
+        return [(x, y, s) for x, y, s, *_ in self._items]
 
     def draw(self, renderer: Any) -> None:
-        if not self.get_visible() or not self._stampable(renderer):
+        if not self.get_visible() or not self._items:
+            return
+        if not isinstance(renderer, RendererAgg):
+            for x, y, s, size, color, rotation in self._items:
+                text = _centred_text(x, y, s, size, color, rotation, transform=self.get_transform())
+                text.set_figure(self.get_figure(root=False))
+                text.draw(renderer)
+            return
+        xy = self.get_transform().transform(np.array([(x, y) for x, y, *_ in self._items]))
+        gc = renderer.new_gc()
+        for (px, py), (_, _, s, size, color, rotation) in zip(xy, self._items):
+            image, dx, dy = _centred_stamp(s, size, color, rotation, renderer.dpi)
+            if image is not None and np.isfinite(px) and np.isfinite(py):
+                renderer.draw_image(gc, round(px - dx), round(py - dy), image)
+        gc.restore()
+        self.stale = False
+
+
+class LabelText(Text):
+    """A centred Text on an opaque white label (the "undef" of an undefined lane), drawn by Agg from a
+    stamp as :class:`LaneTexts` are: a text with a box costs a millisecond or two to lay out, and an
+    undefined call hatches every lane of a row."""
+
+    LABEL = {"facecolor": "white", "edgecolor": "none", "pad": 0.8}
+
+    def __init__(self, x: float, y: float, s: str, *, fontsize: float, color: str, zorder: float = 4) -> None:
+        super().__init__(x, y, s, fontsize=fontsize, color=color, ha="center", va="center", zorder=zorder,
+                         bbox=dict(self.LABEL))
+
+    def draw(self, renderer: Any) -> None:
+        if not self.get_visible() or not isinstance(renderer, RendererAgg):
             return super().draw(renderer)
-        image, dx, dy = self._stamp(renderer.dpi)
+        image, dx, dy = _centred_stamp(self.get_text(), self.get_fontsize(), str(self.get_color()), 0, renderer.dpi,
+                                       labelled=True)
         x, y = self.get_transform().transform(self.get_unitless_position())
         if image is not None and np.isfinite(x) and np.isfinite(y):
             gc = renderer.new_gc()
-            self._set_gc_clip(gc)
             renderer.draw_image(gc, round(x - dx), round(y - dy), image)
             gc.restore()
         self.stale = False
 
 
-def _text(ax: Axes, x: float, y: float, s: str, **kw: Any) -> None:
-    """``ax.text`` centred on (x, y), without its clip-path update (see above), drawn from a stamp."""
-    text = _StampedText(x, y, s, **{"ha": "center", "va": "center", **kw})
-    text.set_clip_path(_clip(ax))
-    ax.add_artist(text)
+def _centred_text(x: float, y: float, s: str, fontsize: float, color: str, rotation: float, **kw: Any) -> Text:
+    return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, ha="center", va="center", **kw)
+
+
+_STAMPS: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
+MAX_STAMPS = 4096    # bounded memory: the cache starts again when full
+
+
+def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float, labelled: bool = False
+                   ) -> tuple[Optional[np.ndarray], float, float]:
+    """``s`` rendered alone, centred (on a white label if ``labelled``): (RGBA image, bottom row first;
+    (dx, dy) from the image's bottom-left corner to the anchor), or (None, 0, 0) without ink."""
+    key = (s, fontsize, color, rotation, dpi, labelled)
+    stamp = _STAMPS.get(key)
+    if stamp is None:
+        side = int(2.5 * (len(s) + 2) * fontsize * dpi / 72) + 8
+        canvas = RendererAgg(side, side, dpi)
+        alone = _centred_text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
+                              bbox=dict(LabelText.LABEL) if labelled else None)
+        alone.set_figure(Figure(dpi=dpi))
+        Text.draw(alone, canvas)
+        pixels = np.asarray(canvas.buffer_rgba())
+        rows, cols = np.nonzero(pixels[..., 3])
+        if rows.size == 0:
+            stamp = (None, 0.0, 0.0)
+        else:
+            top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+            stamp = (pixels[top:bottom, left:right][::-1].copy(), side / 2 - left, side / 2 - (side - bottom))
+        if len(_STAMPS) >= MAX_STAMPS:
+            _STAMPS.clear()
+        _STAMPS[key] = stamp
+    return stamp
 
 
 def draw_segments(ax: Axes, width: int, y0: float, y1: float) -> None:
     """Shade the ``width``-lane segments of a warp as alternating bands from ``y0`` to ``y1``."""
-    if width not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"width must be a power of two in [1, 32] (1, 2, 4, 8, 16, 32); got {width!r}")
+    if width not in WIDTHS:
+        raise ValueError(f"width must be a power of two in [1, 32] ({', '.join(map(str, WIDTHS))}); got {width!r}")
     for s in range(LANES // width):
-        _add(ax, Rectangle((s * width - 0.5, y0), width, y1 - y0, facecolor=style.SEGMENT_BANDS[s % 2],
+        add_patch(ax, Rectangle((s * width - 0.5, y0), width, y1 - y0, facecolor=style.SEGMENT_BANDS[s % 2],
                                edgecolor="none", zorder=0))
 
 
-def _value_text(ax: Axes, x: float, y: float, text: str, color: str) -> None:
+def _value_text(texts: LaneTexts, x: float, y: float, text: str, color: str) -> None:
     """Write ``text`` in the lane box at (x, y) if it fits; an ellipsis says 'see the table'."""
     if len(text) <= FIT_ACROSS:
-        _text(ax, x, y, text, fontsize=VALUE_SIZE, color=color, zorder=4)
+        texts.add(x, y, text, fontsize=VALUE_SIZE, color=color)
     elif len(text) <= FIT_ROTATED:
-        _text(ax, x, y, text, fontsize=SMALL_SIZE, color=color, rotation=90, zorder=4)
+        texts.add(x, y, text, fontsize=SMALL_SIZE, color=color, rotation=90)
     else:
-        _text(ax, x, y, "…", fontsize=VALUE_SIZE, color=color, zorder=4)
+        texts.add(x, y, "…", fontsize=VALUE_SIZE, color=color)
 
 
 def _lane_style(fill: str, *, result: bool, active: bool, faded: bool, kept_own: bool,
@@ -335,6 +385,7 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
     if width is not None:
         draw_segments(ax, width, y - 0.55, y + 0.55)
     boxes = []
+    texts = LaneTexts(ax)
     for lane in range(LANES):
         face, edge, lw, hatch, text_color = _lane_style(
             fill, result=lane in results, active=active_[lane], faded=faded_[lane], kept_own=kept_[lane],
@@ -342,24 +393,25 @@ def draw_warp(ax: Axes, values: Any, *, defined: Optional[Any] = None, active: O
         box = Rectangle((lane - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H, facecolor=face, edgecolor=edge,
                         linewidth=lw, hatch=hatch, zorder=2,
                         linestyle=style.OUTSIDE_MASK_STYLE if not in_mask_[lane] else "-")
-        _add(ax, _hatched(box))
+        add_patch(ax, _hatched(box), clip=False)
         boxes.append(box)
         if not defined_[lane]:
             # An opaque white label keeps the word readable over the hatching.
-            _text(ax, lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color, zorder=4,
-                  bbox=dict(facecolor="white", edgecolor="none", pad=0.8))
+            undef = LabelText(lane, y, UNDEF_TEXT, fontsize=UNDEF_SIZE, color=text_color)
+            undef.set_clip_on(False)
+            ax.add_artist(undef)
         elif hide_inactive and not active_[lane]:
-            _text(ax, lane, y, style.NOT_CALLING_TEXT, fontsize=VALUE_SIZE, color=text_color, zorder=4)
+            texts.add(lane, y, style.NOT_CALLING_TEXT, fontsize=VALUE_SIZE, color=text_color)
         else:
-            _value_text(ax, lane, y, format_value(vals[lane], fmt), text_color)
+            _value_text(texts, lane, y, format_value(vals[lane], fmt), text_color)
     if numbers:
         dy = -(BOX_H / 2 + 0.18) if numbers == "below" else BOX_H / 2 + 0.18
         for lane in range(LANES):
-            _text(ax, lane, y + dy, str(lane), fontsize=5.5, color="#444444")
+            texts.add(lane, y + dy, str(lane), fontsize=NUMBER_SIZE, color=NUMBER_COLOR)
     if label:
-        _text(ax, -0.75, y, label, ha="right", fontsize=8)
+        add_text(ax, -0.75, y, label, ha="right", fontsize=8)
     if title:
-        ax.set_title(title, fontsize=9)
+        set_title(ax, title)
     _frame_lanes(ax)
     return boxes
 
@@ -383,11 +435,11 @@ def draw_shuffle_arrows(ax: Axes, src_lane: Any, defined: Any, *, y_from: float,
     for dst in np.flatnonzero((src >= 0) & (src != LANE)):
         ok = defined_[dst]
         arrow = FancyArrowPatch((src[dst], y_from - down * BOX_H / 2), (dst, y_to + down * BOX_H / 2),
-                                arrowstyle="-|>", mutation_scale=7, shrinkA=0, shrinkB=1,
+                                arrowstyle="-|>", mutation_scale=7, shrinkA=0, shrinkB=0,
                                 color=style.ARROW if ok else style.UNDEFINED_EDGE,
                                 linestyle="-" if ok else "--", linewidth=0.9 if ok else 1.1,
                                 alpha=0.2 if faded_[dst] else 0.9, zorder=3)
-        _add(ax, arrow)
+        add_patch(ax, arrow, clip=False)
         count += 1
     return count
 
@@ -428,8 +480,48 @@ def _legend(fig: Figure, keys: Sequence[str], *, width: Optional[int] = None, la
     if width is not None and width < LANES:
         handles.append(Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
                              label=f"width-{width} segments (shaded)"))
-    fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, y), ncol=min(len(handles), 5),
-               fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
+    legend = _StampedLegend(fig, handles, [h.get_label() for h in handles], loc="center", bbox_to_anchor=(0.5, y),
+                            bbox_transform=fig.transSubfigure, ncol=min(len(handles), 5), fontsize=7, frameon=False,
+                            handlelength=1.6, columnspacing=1.2)
+    legend.stamp_key = (tuple(keys), width, lane_label, y)
+    fig.legends.append(legend)
+
+
+class _StampedLegend(Legend):
+    """A legend of this module's figures that Agg draws from a stamp: the same legend (keys, width,
+    label, place, figure size, dpi) drawn once and reused. Speed: laying out a legend costs a lane
+    figure about 30 ms per drawing, and the explorers draw a few legends again and again."""
+
+    _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
+    MAX_STAMPS = 256
+    stamp_key: tuple = ()
+
+    def draw(self, renderer: Any) -> None:
+        if not self.get_visible() or not isinstance(renderer, RendererAgg) or not self.stamp_key:
+            return super().draw(renderer)
+        size = (int(renderer.width), int(renderer.height))
+        key = (self.stamp_key, size, renderer.dpi)
+        stamp = self._stamps.get(key)
+        if stamp is None:
+            scratch = StampRenderer(*size, renderer.dpi)   # the labels' texts come from stamps too
+            super().draw(scratch)
+            pixels = np.asarray(scratch.buffer_rgba())
+            rows = np.flatnonzero(pixels[..., 3].any(axis=1))
+            if rows.size == 0:
+                stamp = (None, 0, 0)
+            else:
+                cols = np.flatnonzero(pixels[rows[0]:rows[-1] + 1, :, 3].any(axis=0))
+                image = pixels[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1][::-1].copy()
+                stamp = (image, int(cols[0]), size[1] - int(rows[-1]) - 1)   # bottom-left corner, from the bottom
+            if len(self._stamps) >= self.MAX_STAMPS:
+                self._stamps.clear()
+            self._stamps[key] = stamp
+        image, x, y = stamp
+        if image is not None:
+            gc = renderer.new_gc()
+            renderer.draw_image(gc, x, y, image)
+            gc.restore()
+        self.stale = False
 
 
 def _footer(fig: Figure, source_label: str) -> None:
@@ -442,11 +534,113 @@ def _new_figure(height: float) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def figure_png(fig: Figure, dpi: int = 100) -> bytes:
-    """The figure rendered as PNG bytes (for ``ipywidgets.Image``)."""
+def set_title(ax: Axes, title: str) -> None:
+    """The axes' title, at the series' size, placed where matplotlib would place it over an axes
+    without tick labels on top; a title placed by hand spares matplotlib a tick layout per drawing
+    (a fifth of a lane figure's drawing time)."""
+    ax.set_title(title, fontsize=9, color=style.BLACK, y=1.0)
+
+
+class StampRenderer(RendererAgg):
+    """An Agg renderer that draws text from cached bitmaps ("stamps") and caches text metrics,
+    across every figure it renders.
+
+    Speed: text is most of the drawing time of every explorer's figure. Matplotlib lays out and
+    rasterises each glyph of each text at each drawing, and keeps its metrics cache per renderer,
+    which is new for every figure; the explorers draw the same lane numbers, values, labels, titles
+    and legends again and again. A stamp is one line of text rendered alone (same string, font,
+    size, angle, colour and dpi), cropped, and drawn with ``draw_image`` at the text's anchor
+    rounded to a whole pixel: at most half a pixel from where Agg would put it, under the same clip.
+    Math text is drawn as Agg draws it; other renderers (SVG, PDF) never see stamps.
+    """
+
+    _metrics: dict[tuple, tuple[float, float, float]] = {}
+    _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
+    MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full
+    MAX_CHARS = 40
+
+    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
+        if ismath:
+            return super().get_text_width_height_descent(s, prop, ismath)
+        key = (s, hash(prop), self.dpi)
+        found = self._metrics.get(key)
+        if found is None:
+            if len(self._metrics) >= self.MAX_ENTRIES:
+                self._metrics.clear()
+            found = self._metrics[key] = super().get_text_width_height_descent(s, prop, ismath)
+        return found
+
+    def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
+                  mtext: Any = None) -> None:
+        shaped = mtext is not None and any(getattr(mtext, f, lambda: None)() for f in ("get_fontfeatures", "get_language"))
+        if ismath or shaped or len(s) > self.MAX_CHARS:   # a long line (a title) is seldom drawn twice
+            return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
+        key = (s, hash(prop), angle, tuple(gc.get_rgb()), gc.get_alpha(), gc.get_forced_alpha(),
+               gc.get_antialiased(), self.dpi)
+        stamp = self._stamps.get(key)
+        if stamp is None:
+            if len(self._stamps) >= self.MAX_ENTRIES:
+                self._stamps.clear()
+            stamp = self._stamps[key] = self._stamp(gc, s, prop, angle)
+        image, left, top = stamp
+        if image is not None and np.isfinite(x) and np.isfinite(y):
+            # Agg clips text to the clip rectangle only, not to a clip path: so does the stamp.
+            rect_only = self.new_gc()
+            rect_only.copy_properties(gc)
+            rect_only.set_clip_path(None)
+            # (x, y) count from the top left; draw_image takes the image's bottom-left corner, from the bottom
+            self.draw_image(rect_only, round(x) + left, round(self.height - (round(y) + top + image.shape[0])), image)
+            rect_only.restore()
+
+    def _stamp(self, gc: Any, s: str, prop: Any, angle: float) -> tuple[Optional[np.ndarray], int, int]:
+        """``s`` drawn alone, anchored at a whole pixel: (RGBA image, bottom row first; its top-left
+        corner from the anchor, y downwards), or (None, 0, 0) for a text without ink."""
+        w, h, d = self.get_text_width_height_descent(s, prop, False)
+        pad = int(prop.get_size_in_points() * self.dpi / 72) + 4
+        if angle == 0:   # the glyphs run right of the anchor, from h - d above its baseline to d below
+            size, (ax, ay) = (int(w) + 2 * pad, int(h) + 2 * pad), (pad, pad + int(np.ceil(h - d)))
+        else:            # any angle stays inside
+            reach = int(w + h) + pad
+            size, (ax, ay) = (2 * reach, 2 * reach), (reach, reach)
+        scratch = RendererAgg(*size, self.dpi)
+        alone = scratch.new_gc()
+        alone.copy_properties(gc)
+        alone.set_clip_rectangle(None)
+        alone.set_clip_path(None)
+        RendererAgg.draw_text(scratch, alone, ax, ay, s, prop, angle)
+        alone.restore()
+        pixels = np.asarray(scratch.buffer_rgba())
+        rows = np.flatnonzero(pixels[..., 3].any(axis=1))
+        if rows.size == 0:
+            return None, 0, 0
+        cols = np.flatnonzero(pixels[rows[0]:rows[-1] + 1, :, 3].any(axis=0))
+        top, left = int(rows[0]), int(cols[0])
+        image = pixels[top:rows[-1] + 1, left:cols[-1] + 1][::-1].copy()
+        return image, left - ax, top - ay
+
+
+class StampCanvas(FigureCanvasAgg):
+    """An Agg canvas that renders with :class:`StampRenderer`."""
+
+    def get_renderer(self) -> StampRenderer:
+        w, h = self.get_width_height(physical=True)
+        key = (w, h, self.figure.dpi)
+        if self._lastKey != key:
+            self.renderer = StampRenderer(w, h, self.figure.dpi)
+            self._lastKey = key
+        return self.renderer
+
+
+def figure_png(fig: Figure, dpi: int = style.DPI) -> bytes:
+    """The figure rendered as PNG bytes (for ``ipywidgets.Image`` and the notebooks) by
+    :class:`StampRenderer`; the figure keeps its own canvas."""
     buf = io.BytesIO()
-    # Light compression: a widget redraws on every slider move, and the bytes stay in the kernel.
-    fig.savefig(buf, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
+    own = fig.canvas
+    try:
+        # Light compression: a widget redraws on every slider move, and the bytes stay in the kernel.
+        StampCanvas(fig).print_figure(buf, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
+    finally:
+        fig.set_canvas(own)
     return buf.getvalue()
 
 
@@ -502,7 +696,7 @@ def shuffle_figure(values: Any, result: ShuffleResult, *, op_label: str, width: 
     if culprits.any():
         title += (f"\nUNDEFINED CALL: the mask names lane(s) {_lane_list(culprits)}, alive but not calling, "
                   f"so no lane gets a defined result")
-    ax.set_title(title, fontsize=9, color=style.BLACK)
+    set_title(ax, title)
     not_calling = ~act
     present = {"arrow": n_arrows > 0, "undef_arrow": bool((~defined & (src >= 0) & (src != LANE)).any()),
                "kept_own": bool(kept.any()), "undefined": bool((~defined & act).any()),
@@ -557,13 +751,14 @@ def ballot_figure(predicate: Any, mask: int, active: Optional[Any], result: Unio
     # lane l feeds bit l: one line per lane, drawn as one artist (the explorer redraws this figure)
     ax.plot(np.repeat(LANE, 3).astype(float), np.tile([y + BOX_H / 2, y + 1.25 - BOX_H / 2, np.nan], LANES),
             color="#888888", linewidth=0.5, zorder=1)
+    numbers = LaneTexts(ax)
     for lane in range(LANES):
-        _text(ax, lane, top + BOX_H / 2 + 0.2, str(lane), fontsize=5.5, color="#444444")
-    _text(ax, -0.75, top + BOX_H / 2 + 0.2, "lane", ha="right", fontsize=7)
-    _text(ax, -0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", fontsize=7)
+        numbers.add(lane, top + BOX_H / 2 + 0.2, str(lane), fontsize=NUMBER_SIZE, color=NUMBER_COLOR)
+    add_text(ax, -0.75, top + BOX_H / 2 + 0.2, "lane", ha="right", fontsize=7)
+    add_text(ax, -0.75, y - BOX_H / 2 - 0.2, "bit", ha="right", fontsize=7)
     ax.set_ylim(y - 0.75, top + 0.75)
-    ax.set_title(f"__ballot_sync(0x{int(mask):08X}, predicate): lane l sets bit l "
-                 f"(if it calls, is in the mask and its predicate is true)", fontsize=9)
+    set_title(ax, f"__ballot_sync(0x{int(mask):08X}, predicate): lane l sets bit l "
+                  f"(if it calls, is in the mask and its predicate is true)")
     if ok:
         binary = " ".join(f"{number:032b}"[i:i + 4] for i in range(0, 32, 4))
         line = f"result = 0x{number:08X} = 0b {binary}"
@@ -634,7 +829,7 @@ def meaningful_lanes(trace: Any, result_lanes: Optional[Sequence[int]] = None) -
     return m
 
 
-def _frame_steps(n_steps: int) -> list[int]:
+def frame_steps(n_steps: int) -> list[int]:
     """Every step if there are at most MAX_FRAMES; else MAX_FRAMES evenly spaced, first and last kept."""
     if n_steps <= MAX_FRAMES:
         return list(range(n_steps))
@@ -660,14 +855,14 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
         draw_shuffle_arrows(ax, src, trace.defined[k, warp], y_from=ROW_GAP, y_to=0.0, faded=faded_now)
     else:
         kept = np.zeros(LANES, bool)
-        _text(ax, LANES / 2 - 0.5, ROW_GAP, "the input: what each lane holds before the first step",
+        add_text(ax, LANES / 2 - 0.5, ROW_GAP, "the input: what each lane holds before the first step",
               fontsize=8, color="#444444")
     draw_warp(ax, trace.held[k, warp], defined=hdef[k, warp], active=act, in_mask=in_mask, kept_own=kept,
               faded=faded_now, result_lanes=results, y=0.0, label="after" if k else "input", numbers="below",
               hide_inactive=True)
     ax.set_ylim(-0.85, ROW_GAP + 0.85)
     warp_note = f", warp {warp}" if trace.n_warps > 1 else ""
-    ax.set_title(f"{trace.title}{warp_note} — step {k} of {last}: {trace.labels[k]}", fontsize=9)
+    set_title(ax, f"{trace.title}{warp_note} — step {k} of {last}: {trace.labels[k]}")
     lane_word = "lane" if len(result_lanes_of(trace)) == 1 else "lanes"
     targets = " ".join(map(str, result_lanes_of(trace)))
     keys = ["lane", "arrow", "faded"] + (["result"] if results else [])
@@ -714,7 +909,7 @@ def trace_animation(trace: Any, *, interval: int = 800, warp: int = 0) -> FuncAn
         _draw_trace_step(fig, trace, step, warp, meaningful, hdef)
         return []
 
-    return FuncAnimation(fig, draw, frames=_frame_steps(trace.n_steps), interval=interval, blit=False,
+    return FuncAnimation(fig, draw, frames=frame_steps(trace.n_steps), interval=interval, blit=False,
                          repeat=True, cache_frame_data=False)
 
 

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from . import allreduce as A
-from . import data, style
+from . import data, figures, style
 from .figures import MAX_FRAMES, LaneFigure, format_value
 
 PX, PY = 1.35, 1.3          # chunk pitch and rank pitch, in data units
@@ -44,13 +44,6 @@ def members_label(members: np.ndarray) -> str:
         if set(span) == set(idx.tolist()):
             return str(start) if len(idx) == 1 else f"{start}–{span[-1]}"
     return f"{len(idx)} of {n}"
-
-
-def _frame_steps(n_steps: int) -> list[int]:
-    """Every step (0 = the input) if they fit in MAX_FRAMES; else MAX_FRAMES of them, first and last kept."""
-    if n_steps + 1 <= MAX_FRAMES:
-        return list(range(n_steps + 1))
-    return sorted(set(np.linspace(0, n_steps, MAX_FRAMES).round().astype(int).tolist()))
 
 
 def _cell_xy(chunk: int, rank: int) -> tuple[float, float]:
@@ -210,7 +203,7 @@ def animation(run: A.AllReduceRun, *, interval: int = 900, follow: Optional[int]
         draw_frame(fig, run, step, follow=follow)
         return []
 
-    return FuncAnimation(fig, draw, frames=_frame_steps(run.schedule.n_steps), interval=interval, blit=False,
+    return FuncAnimation(fig, draw, frames=figures.frame_steps(run.schedule.n_steps + 1), interval=interval, blit=False,
                          repeat=True, cache_frame_data=False)
 
 

@@ -158,15 +158,15 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
         for t, s, k in drawn:
             (tx, ty), (sx, sy) = _thread_xy(t), _slot_xy(n_warps, s)
             a, b = ((tx, ty - 0.4), (sx, sy + 0.4)) if k == "store" else ((sx, sy + 0.4), (tx, ty - 0.4))
-            figures._add(ax, FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=6, shrinkA=0, shrinkB=1,
+            figures.add_patch(ax, FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=6, shrinkA=0, shrinkB=1,
                                              color=style.ARROW if k == "store" else style.PURPLE, linewidth=0.7,
                                              alpha=0.75, zorder=3))
     top, bottom = _warp_y(0) + 1.0, _slot_y(n_warps, slot_rows - 1) - 1.2
     if p.kind == "barrier":
         y = (_warp_y(n_warps - 1) + _slot_y(n_warps, 0)) / 2
-        figures._add(ax, Rectangle((-0.6, y - 0.12), LANES + 0.2, 0.24, facecolor=style.VERMILION,
+        figures.add_patch(ax, Rectangle((-0.6, y - 0.12), LANES + 0.2, 0.24, facecolor=style.VERMILION,
                                    edgecolor="none", zorder=5))
-        figures._text(ax, LANES / 2 - 0.5, y + 0.33, "__syncthreads(): no thread passes until every thread "
+        figures.add_text(ax, LANES / 2 - 0.5, y + 0.33, "__syncthreads(): no thread passes until every thread "
                       "of the block arrives", fontsize=7.5, color=style.VERMILION, zorder=6)
     ax.set_ylim(bottom, top)
     ax.set_title(f"{trace.title}\n{phase_caption(trace, phase)}", fontsize=8.5)
@@ -181,7 +181,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
                  if any(kind == k for _, _, kind in drawn)]
     elif len(drawn) > MAX_ARROWS:
         n_st, n_ld = len(p.stores), len(p.loads)
-        figures._text(ax, LANES / 2 - 0.5, bottom + 0.2, f"{n_st} stores, {n_ld} loads in this phase "
+        figures.add_text(ax, LANES / 2 - 0.5, bottom + 0.2, f"{n_st} stores, {n_ld} loads in this phase "
                       f"(too many to draw as arrows)", fontsize=7, color="#444444")
     fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.05), ncol=len(keys), fontsize=7, frameon=False)
     fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
@@ -225,7 +225,7 @@ def block_animation(trace: Any, *, interval: int = 1100, source_label: Optional[
         _draw_phase(fig, trace, phase, label)
         return []
 
-    return FuncAnimation(fig, draw, frames=figures._frame_steps(trace.n_steps), interval=interval,
+    return FuncAnimation(fig, draw, frames=figures.frame_steps(trace.n_steps), interval=interval,
                          blit=False, repeat=True, cache_frame_data=False)
 
 
@@ -255,10 +255,10 @@ def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np
     if text:
         for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
             if d:
-                figures._text(ax, x, y, figures.format_value(v), fontsize=6.5,
+                figures.add_text(ax, x, y, figures.format_value(v), fontsize=6.5,
                               color="white" if ok else style.BLACK, zorder=4)
             else:
-                figures._text(ax, x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, zorder=4,
+                figures.add_text(ax, x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, zorder=4,
                               bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
 
 
@@ -305,7 +305,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     tids_written = show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS)
     if tids_written:
         for (y, x), t in np.ndenumerate(tid):
-            figures._text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
+            figures.add_text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
     every = -(-by // GRID_MAX_ROW_LABELS)
     one_warp_rows = every == 1 and all(a == b for a, b in (warps_of_row((bx, by), y) for y in range(by)))
     # Warp ids in the cells too, where the cells are free and a row holds several warps; not beyond
@@ -314,7 +314,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     if not tids_written and not one_warp_rows and n_warps <= GRID_MAX_WARP_IDS:
         for w, (y, x0, x1) in enumerate(warp_label_spans((bx, by))):
             if x1 - x0 >= 3 or bx < 3:
-                figures._text(ax, (x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK,
+                figures.add_text(ax, (x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK,
                               zorder=4)
     for y in range(0, by, every):
         ax.text(-0.005, y, row_label((bx, by), y), ha="right", va="center", fontsize=6.5 if by <= 16 else 5.5,

@@ -7,8 +7,6 @@ stacked; working lanes are filled, idle lanes grey.
 """
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import matplotlib.pyplot as plt
@@ -20,7 +18,6 @@ from matplotlib.patches import Patch
 
 from . import reduce_maps, style
 from .bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
-from .params import is_integer, quote
 from .reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
@@ -304,176 +301,6 @@ def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figu
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig
-
-
-# ---------------------------------------------------------------------------------------------
-# The ladder explorer (notebook 05): a pure function of the widget values, then thin wiring
-
-EXPLORER_VERSIONS: tuple[str, ...] = LADDER
-EXPLORER_LOG2_N: tuple[int, int] = (10, 30)
-EXPLORER_DPI = 80
-
-
-@dataclass(frozen=True)
-class LadderView:
-    """What the ladder explorer shows: the lanes map, a text table, or (bad input) only a message."""
-
-    figure: Optional[Figure]
-    table: str
-    message: Optional[str]
-
-
-def ladder_view(version: str = "v0", block: int = 256, log2_n: int = 25,
-                results: Optional[dict[str, Any]] = None, live: bool = False) -> LadderView:
-    """The explorer's view of ``reduce_<version><block>`` on n = 2^log2_n float32. Never raises.
-
-    Always: the lanes map of the block tree, the grids of every launch, who works in the first add,
-    barriers, shared-memory requests and bank-conflict wavefronts per block, lane slots.
-    ``results`` (a ladder run, e.g. the recording): its numbers for this version, block and size,
-    or a line saying what was recorded instead. ``live`` (a GPU): time it now (median of 20).
-    """
-    from . import reduce as R
-
-    try:
-        if version not in EXPLORER_VERSIONS:
-            raise ValueError(f"version must be one of {', '.join(EXPLORER_VERSIONS)}; got {quote(version)}")
-        block = R.check_block(block)
-        lo, hi = EXPLORER_LOG2_N
-        if not is_integer(log2_n) or not lo <= log2_n <= hi:
-            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {quote(log2_n)}")
-        if not isinstance(live, (bool, np.bool_)):
-            raise ValueError(f"live must be True or False; got {quote(live)}")
-        n = 2**int(log2_n)
-        recorded = None if results is None else _recorded_line(results, version, block, n)
-    except ValueError as exc:
-        return LadderView(None, "", str(exc))
-    lines = [_map_summary(version, block, n)]
-    if recorded is not None:
-        lines.append(recorded)
-    if live:
-        lines.append(_live_line(version, block, n))
-    return LadderView(_lanes_map(version, block), "\n".join(lines), None)
-
-
-@functools.lru_cache(maxsize=len(EXPLORER_VERSIONS) * 5)
-def _lanes_map(version: str, block: int) -> Figure:
-    """:func:`lanes_figure` for the explorer, drawn once per (version, block): it does not depend
-    on n, and the explorer shows it again every time only n changes."""
-    fig = lanes_figure(version, block)
-    plt.close(fig)  # shown as an image by the explorer or the notebook, not kept by pyplot
-    return fig
-
-
-def _map_summary(version: str, block: int, n: int) -> str:
-    from . import reduce as R
-
-    fs = reduce_maps.first_step(version, block)
-    bar = reduce_maps.barriers(version, block)
-    traffic = reduce_maps.shared_traffic(version, block)
-    slots = reduce_maps.lane_slots(version, block)
-    grids = R.pass_grids(version, n, block)
-    return "\n".join([
-        f"reduce_{version}<{block}> on n = {size_label(n)} ({n:,} float32; per block: measured on the SIMT machine)",
-        f"  launches: {len(grids)}, grids {' -> '.join(f'{g:,}' for g in grids)} blocks",
-        f"  first add: {fs.working} of {fs.threads} threads add, {fs.idle} only load; {fs.elements_per_block} elements per block",
-        f"  barriers per block: {bar['syncthreads']} __syncthreads(), {bar['syncwarp']} __syncwarp() in warp 0",
-        f"  shared requests per block: {traffic['ld_requests']} loads (+{traffic['ld_extra_wavefronts']} conflict wavefronts), "
-        f"{traffic['st_requests']} stores (+{traffic['st_extra_wavefronts']})",
-        f"  tree lane slots (PTX): {slots['working']} working lanes in {slots['issued']} issued, "
-        f"{slots['efficiency']:.0%} used",
-    ])
-
-
-def _recorded_line(results: dict[str, Any], version: str, block: int, n: int) -> str:
-    """The run's numbers for this version, block and size; ValueError if ``results`` is not a ladder run."""
-    try:
-        return _recorded_numbers(results, version, block, n)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise ValueError(f"results must be a ladder run (a dict with 'rows', as data.load('bench_ladder') gives) or "
-                         f"None; this one could not be read ({type(exc).__name__}: {str(exc)[:80]})") from None
-
-
-def _recorded_numbers(results: dict[str, Any], version: str, block: int, n: int) -> str:
-    rows = rows_for(results, n, version, block)
-    src = results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
-    if not rows:
-        blocks = sorted({r["block"] for r in results["rows"] if r["name"] == version and r.get("block")})
-        sizes = ", ".join(size_label(s) for s in results.get("sizes", []))
-        return (f"  not measured for block {block} at {size_label(n)} in the run {src}; "
-                f"it has {version} with block {', '.join(map(str, blocks)) or '-'} at {sizes}")
-    r = rows[0]
-    return (f"  {src}: first pass {r['first_pass_us']:.1f} us, total {r['total_us']:.1f} us, "
-            f"{r['gbps']:,.0f} GB/s, x{r['vs_cupy_sum']:.2f} cupy.sum")
-
-
-def _live_line(version: str, block: int, n: int) -> str:
-    try:
-        import cupy
-
-        from . import reduce as R
-        from .bench import quick_times
-
-        x = cupy.ones(n, dtype=cupy.float32)
-        plan = R.make_plan(version, n, block)
-        dev, host = quick_times(lambda: plan(x))
-        got = float(plan(x)[0])
-        return (f"  live: {dev:.1f} us device time, {4 * n / dev / 1e3:,.0f} GB/s; {host:.1f} us host-inclusive; "
-                f"sum of {n:,} ones = {got:,.0f}")
-    except Exception as exc:  # shown as a line, never a traceback
-        return f"  live timing unavailable: {type(exc).__name__}: {exc}"
-
-
-def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[bool] = None) -> Any:
-    """An ipywidgets VBox: version, block size and n = 2^k; shows :func:`ladder_view` (map as an
-    image, the table, or a red message). ``live`` defaults to True where a GPU is in use (a
-    checkbox then lets the learner time the choice). ``.controls`` maps the names to the widgets."""
-    import html
-
-    import ipywidgets as w
-
-    from . import backend
-    from .figures import figure_png
-
-    problem = ""
-    if live is None:
-        try:
-            live = backend.resolve() == "cupy"
-        except (ValueError, RuntimeError) as exc:   # a bad WARPLAB_BACKEND, or cupy demanded without a GPU
-            live, problem = False, f"{exc} (the maps below need no GPU; timing is off)"
-    lo, hi = EXPLORER_LOG2_N
-    controls = {
-        "version": w.ToggleButtons(options=EXPLORER_VERSIONS, value="v0", description="version",
-                                   style={"button_width": "48px"}),
-        "block": w.ToggleButtons(options=(64, 128, 256, 512, 1024), value=256, description="block",
-                                 style={"button_width": "56px"}),
-        "log2_n": w.IntSlider(value=25, min=lo, max=hi, description="n = 2^", continuous_update=False),
-        "time_it": w.Checkbox(value=False, description="time it on this GPU", disabled=not live),
-    }
-    message, image, table = w.HTML(), w.Image(format="png", layout=w.Layout(max_width="100%")), w.HTML()
-    pngs: dict[Figure, bytes] = {}   # one lanes map per (version, block), rendered once
-
-    def refresh(_change: Any = None) -> None:
-        v = {k: c.value for k, c in controls.items()}
-        try:
-            view = ladder_view(v["version"], v["block"], v["log2_n"], results, live=bool(live and v["time_it"]))
-        except Exception as exc:  # a widget never shows a traceback
-            view = LadderView(None, "", f"Could not draw this: {type(exc).__name__}: {exc}")
-        shown = "\n".join(m for m in (problem, view.message) if m)
-        message.value = f'<div style="color:{style.VERMILION}">{html.escape(shown)}</div>' if shown else ""
-        if view.figure is not None:
-            if view.figure not in pngs:
-                pngs[view.figure] = figure_png(view.figure, dpi=EXPLORER_DPI)
-            image.value = pngs[view.figure]
-        image.layout.display = None if view.figure is not None else "none"
-        table.value = f"<pre style='font-size:11px'>{html.escape(view.table)}</pre>" if view.table else ""
-
-    for c in controls.values():
-        c.observe(refresh, names="value")
-    refresh()
-    box = w.VBox([w.HBox([controls["version"]]), w.HBox([controls["block"]]),
-                  w.HBox([controls["log2_n"], controls["time_it"]]), message, image, table])
-    box.controls = controls
-    return box
 
 
 def show(fig: Figure) -> None:

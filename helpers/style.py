@@ -5,6 +5,8 @@ module takes its colours and conventions from here so that notebooks look alike.
 """
 from __future__ import annotations
 
+from . import params
+
 # Okabe & Ito (2008), "Color Universal Design".
 BLUE = "#0072B2"
 ORANGE = "#E69F00"
@@ -36,5 +38,6 @@ UNDEFINED_TEXT = "#7A2B00"         # dark vermilion, on a white label
 OUTSIDE_MASK_STYLE = "--"  # lanes outside the mask are outlined dashed
 SEGMENT_BANDS = (LIGHT, "#DDDDDD")  # alternating shading of width segments
 
-FIG_WIDTH = 10.0           # inches: fits the notebook column at the default dpi
-LANES = 32
+FIG_WIDTH = 10.0           # inches: fits the notebook column at DPI
+DPI = 100                  # every PNG of the series: "undef" in a lane box stays legible
+LANES = params.LANES       # figures_block reads it here; the one definition is helpers.params

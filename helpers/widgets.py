@@ -1,35 +1,25 @@
 """Interactive explorers for notebooks 01 (``__ballot_sync``) and 02 (the shuffles), and the pure
 functions behind them.
 
-Each explorer is two layers:
-
-* a pure function (:func:`shuffle_view`, :func:`ballot_view`) from the widget values to a
-  :class:`View` (a figure, a text table, a machine-readable mapping line, or a friendly message
-  when the input is bad). It never raises, so it can be tested over the whole parameter range;
-* a builder (:func:`shuffle_explorer`, :func:`ballot_explorer`) that wires ipywidgets controls to
-  it and shows the result: the figure as a PNG image, the table in ``<pre>``, and the mapping in a
-  ``<div class="warplab-mapping">`` that browser tests read. A bad input shows a red message box,
-  never a traceback.
+Each explorer is a pure view function (:func:`shuffle_view`, :func:`ballot_view`: widget values ->
+:class:`helpers.explorer.View`, never raising) wired to ipywidgets by :func:`helpers.explorer.build`
+(:func:`shuffle_explorer`, :func:`ballot_explorer`); the mapping line is what browser tests read.
 
 The intrinsics run through :mod:`helpers.warp` with ``backend=None`` by default: the GPU where
 one is usable, the emulator otherwise; the figure's footer says which ran.
 """
 from __future__ import annotations
 
-import html
 import re
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from . import backend as _backend
-from . import emulator, expr, figures, params, style, warp
+from . import emulator, explorer, expr, figures, params, warp
+from .explorer import View
+from .params import LANES, WIDTHS
 
-LANES = 32
 LANE = np.arange(LANES)
-WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 MODES: tuple[str, ...] = ("down", "up", "xor", "idx")
 OPERAND_NAMES = {"down": "delta", "up": "delta", "xor": "lane_mask", "idx": "src_lane"}
 ACTIVE_KINDS: tuple[str, ...] = ("all", "first n", "even", "random")
@@ -39,29 +29,7 @@ PREDICATE_KINDS: tuple[str, ...] = ("lane < n", "even lanes", "every k-th lane",
                                     "custom expression")
 DEFAULT_EXPRESSION = "lane % 3 == 0 and value > 5"
 FULL_MASK_TEXT = "0xFFFFFFFF"
-PNG_DPI = 100  # "undef" in a lane stays legible; rendering costs the same at 80
 NOT_CALLING = "-"  # as in every other plain-text lane table
-MEMO_SIZE = 32  # settings an explorer keeps rendered: going back to one shows it at once
-
-
-@dataclass(frozen=True)
-class View:
-    """What an explorer shows for one set of widget values.
-
-    ``message`` is None when the input was good: then ``figure`` is set, ``table`` is the plain
-    text table and ``mapping`` the machine-readable line. Otherwise ``message`` says, in words,
-    what was wrong and what is allowed, and the other fields are empty.
-    """
-
-    figure: Optional[Figure]
-    table: str
-    mapping: str
-    message: Optional[str]
-    source: str
-
-    @classmethod
-    def error(cls, message: str, source: str = "") -> "View":
-        return cls(None, "", "", message, source)
 
 
 # ---------------------------------------------------------------- inputs
@@ -165,9 +133,7 @@ def ballot_predicate(kind: str, *, n: int, k: int, seed: int, expression: str, v
 
 def engine_label(backend: Optional[str] = None) -> str:
     """Which engine runs the intrinsics, for figure footers: ``"emulator"`` or ``"GPU: <name>"``."""
-    if _backend.resolve(backend) == "cupy":
-        return f"GPU: {_backend.detect().gpu_name}"
-    return "emulator"
+    return explorer.engine_label(backend, cpu="emulator")
 
 
 # ---------------------------------------------------------------- pure views
@@ -208,7 +174,7 @@ def shuffle_view(mode: str = "down", offset: int = 1, width: int = 32, mask: str
     fig = figures.shuffle_figure(values, result, op_label=shuffle_op_label(mode, offset, width, mask_int),
                                  width=width, mask=mask_int, active=act, exited=gone, source_label=source,
                                  kept_own=out_of_range)
-    return View(fig, figures.lane_table(result, kept_own=out_of_range), figures.mapping_text(result), None, source)
+    return View(fig, figures.lane_table(result, kept_own=out_of_range), engine=source, mapping=figures.mapping_text(result))
 
 
 def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,
@@ -233,7 +199,7 @@ def ballot_view(kind: str = "lane < n", n: int = 20, k: int = 3, seed: int = 0,
     except (ValueError, RuntimeError) as exc:
         return View.error(str(exc))
     fig = figures.ballot_figure(pred, mask_int, act, votes[0], source, values=values, exited=gone)
-    return View(fig, _ballot_table(pred, mask_int, act, gone, *votes), _ballot_mapping(votes[0]), None, source)
+    return View(fig, _ballot_table(pred, mask_int, act, gone, *votes), engine=source, mapping=_ballot_mapping(votes[0]))
 
 
 def _n_active(active: Any, n_active: Any) -> Any:
@@ -288,118 +254,16 @@ def _ballot_table(pred: np.ndarray, mask: int, act: np.ndarray, gone: np.ndarray
     return figures.lane_blocks(rows, 16) + "\n" + key + "\n" + summary
 
 
-# ---------------------------------------------------------------- HTML pieces
-
-
-def mapping_html(view: View) -> str:
-    """The machine-readable mapping inside ``<div class="warplab-mapping">`` (empty on bad input)."""
-    return f'<div class="warplab-mapping" data-mapping="{html.escape(view.mapping)}">{html.escape(view.mapping)}</div>'
-
-
-def message_html(message: Optional[str]) -> str:
-    """A red box with the message, or nothing."""
-    if not message:
-        return ""
-    return (f'<div class="warplab-error" style="color:{style.VERMILION};border:1px solid {style.VERMILION};'
-            f'padding:6px;border-radius:4px">{html.escape(message)}</div>')
-
-
-def table_html(table: str) -> str:
-    """The plain-text table in a ``<pre class="warplab-table">`` (escaped); nothing for no table."""
-    return f'<pre class="warplab-table" style="font-size:11px;line-height:1.25">{html.escape(table)}</pre>' if table else ""
-
-
 # ---------------------------------------------------------------- builders
 
 
-class _Display:
-    """The explorer's output area: message, figure image, mapping line, table."""
-
-    def __init__(self) -> None:
-        import ipywidgets as w
-
-        self.message = w.HTML()
-        self.image = w.Image(format="png", layout=w.Layout(max_width="100%"))
-        self.mapping = w.HTML()
-        self.table = w.HTML()
-        self.box = w.VBox([self.message, self.image, self.mapping, self.table])
-
-    def show(self, view: View, png: Optional[bytes]) -> None:
-        """Show ``view``, its figure already rendered as ``png`` (None: no figure)."""
-        if png is not None:
-            self.image.value = png
-        # On bad input, hide the stale picture rather than show one that no longer matches.
-        self.image.layout.display = None if png is not None else "none"
-        self.message.value = message_html(view.message)
-        self.table.value = table_html(view.table) if view.table else ""
-        # Last: whoever waits for the mapping to change (a browser test) then sees a finished update.
-        self.mapping.value = mapping_html(view)
-
-
-def _wire(controls: dict[str, Any], layout: Sequence[Sequence[str]], render: Callable[..., View], header: Any,
-          on_change: Optional[Callable[[dict[str, Any]], None]] = None) -> Any:
-    """Connect ``controls`` (name -> widget) to ``render``; return the explorer's VBox.
-
-    ``layout`` lists the control names row by row. The VBox keeps ``controls`` as ``.controls``.
-    """
-    import ipywidgets as w
-
-    out = _Display()
-    shown: dict[tuple, tuple[View, Optional[bytes]]] = {}   # the last few settings, rendered
-
-    def refresh(_change: Any = None) -> None:
-        values = {name: c.value for name, c in controls.items()}
-        if on_change is not None:
-            on_change(values)
-        key = tuple(values.items())
-        seen = shown.pop(key, None)
-        if seen is None:
-            try:
-                view = render(**values)
-            except Exception as exc:  # a widget must never show a traceback, whatever went wrong
-                view = View.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-            png = figures.figure_png(view.figure, dpi=PNG_DPI) if view.figure is not None else None
-            seen = (replace(view, figure=None), png)     # keep the picture, not the Figure
-        shown[key] = seen
-        if len(shown) > MEMO_SIZE:
-            shown.pop(next(iter(shown)))            # the least recently shown
-        out.show(*seen)
-
-    for c in controls.values():
-        c.observe(refresh, names="value")
-    refresh()
-    box = w.VBox([header, *(w.HBox([controls[name] for name in row]) for row in layout), out.box])
-    box.controls = controls
-    return box
-
-
-def _slider(description: str, value: int, lo: int, hi: int, width: str = "300px") -> Any:
-    import ipywidgets as w
-
-    # continuous_update=False: one redraw when the handle is released (or per arrow key), not a
-    # queue of redraws while it is dragged.
-    return w.IntSlider(value=value, min=lo, max=hi, description=description, continuous_update=False,
-                       style={"description_width": "initial"}, layout=w.Layout(width=width))
-
-
 def _active_controls() -> dict[str, Any]:
-    import ipywidgets as w
-
     return {
-        "active": w.Dropdown(options=ACTIVE_KINDS, value="all", description="calling lanes",
-                             style={"description_width": "initial"}, layout=w.Layout(width="220px")),
-        "n_active": _slider("n calling", LANES, 0, LANES),
-        "seed": _slider("seed", 0, 0, 99, "240px"),
-        "others": w.Dropdown(options=OTHERS_KINDS, value="exited", description="the other lanes",
-                             style={"description_width": "initial"}, layout=w.Layout(width="260px")),
+        "active": explorer.dropdown("calling lanes", ACTIVE_KINDS, "all", "220px"),
+        "n_active": explorer.slider("n calling", LANES, 0, LANES),
+        "seed": explorer.slider("seed", 0, 0, 99, "240px"),
+        "others": explorer.dropdown("the other lanes", OTHERS_KINDS, "exited"),
     }
-
-
-def _mask_control() -> Any:
-    import ipywidgets as w
-
-    return w.Text(value=FULL_MASK_TEXT, description="mask (hex)", continuous_update=False,
-                  style={"description_width": "initial"}, layout=w.Layout(width="220px"))
 
 
 def _offset_label(mode: str) -> str:
@@ -415,24 +279,21 @@ def shuffle_explorer(backend: Optional[str] = None) -> Any:
     Shows the figure, ``<div class="warplab-mapping">src: ...</div>`` and the table.
     ``.controls`` maps mode, offset, width, mask, active, n_active, seed, others to their widgets.
     """
-    import ipywidgets as w
-
-    buttons = {"button_width": "56px", "description_width": "initial"}
     controls = {
-        "mode": w.ToggleButtons(options=MODES, value="down", description="mode", style=buttons),
-        "offset": _slider(_offset_label("down"), 1, 0, LANES - 1, "520px"),
-        "width": w.ToggleButtons(options=WIDTHS, value=32, description="width", style=buttons),
-        "mask": _mask_control(),
+        "mode": explorer.toggle("mode", MODES, "down", "56px"),
+        "offset": explorer.slider(_offset_label("down"), 1, 0, LANES - 1, "520px"),
+        "width": explorer.toggle("width", WIDTHS, 32, "56px"),
+        "mask": explorer.text("mask (hex)", FULL_MASK_TEXT),
         **_active_controls(),
     }
     layout = (("mode", "width"), ("offset",), ("mask", "active", "n_active", "seed"), ("others",))
 
-    def relabel(values: dict[str, Any]) -> None:
+    def relabel(values: dict[str, Any], _change: Any) -> None:
         controls["offset"].description = _offset_label(values["mode"])
         controls["others"].disabled = values["active"] == "all"
 
-    header = w.HTML("<b>Shuffle explorer</b>: lane l starts with the value 10 × l.")
-    return _wire(controls, layout, lambda **v: shuffle_view(**v, backend=backend), header, relabel)
+    return explorer.build(controls, layout, lambda **v: shuffle_view(**v, backend=backend),
+                          "<b>Shuffle explorer</b>: lane l starts with the value 10 × l.", on_change=relabel)
 
 
 def ballot_explorer(backend: Optional[str] = None) -> Any:
@@ -444,27 +305,22 @@ def ballot_explorer(backend: Optional[str] = None) -> Any:
     ...</div>`` and the table. ``.controls`` maps kind, n, k, expression, mask, active, n_active,
     seed, others to their widgets.
     """
-    import ipywidgets as w
-
     controls = {
-        "kind": w.Dropdown(options=PREDICATE_KINDS, value="lane < n", description="predicate",
-                           style={"description_width": "initial"}, layout=w.Layout(width="260px")),
-        "n": _slider("n", 20, 0, LANES),
-        "k": _slider("k", 3, 1, LANES),
-        "expression": w.Text(value=DEFAULT_EXPRESSION, description="expression", continuous_update=False,
-                             placeholder="e.g. lane % 3 == 0 and value > 5",
-                             style={"description_width": "initial"}, layout=w.Layout(width="520px")),
-        "mask": _mask_control(),
+        "kind": explorer.dropdown("predicate", PREDICATE_KINDS, "lane < n"),
+        "n": explorer.slider("n", 20, 0, LANES),
+        "k": explorer.slider("k", 3, 1, LANES),
+        "expression": explorer.text("expression", DEFAULT_EXPRESSION, "520px", "e.g. lane % 3 == 0 and value > 5"),
+        "mask": explorer.text("mask (hex)", FULL_MASK_TEXT),
         **_active_controls(),
     }
     layout = (("kind", "n", "k"), ("expression",), ("mask", "active", "n_active", "seed"), ("others",))
 
-    def enable(values: dict[str, Any]) -> None:
+    def enable(values: dict[str, Any], _change: Any) -> None:
         # Grey out what the current choice ignores, so learners know which knob does something.
         controls["k"].disabled = values["kind"] != "every k-th lane"
         controls["expression"].disabled = values["kind"] != "custom expression"
         controls["n_active"].disabled = values["active"] not in ("first n", "random")
         controls["others"].disabled = values["active"] == "all"
 
-    header = w.HTML("<b>Ballot explorer</b>: <code>value</code> is a random digit per lane (fixed by the seed).")
-    return _wire(controls, layout, lambda **v: ballot_view(**v, backend=backend), header, enable)
+    header = "<b>Ballot explorer</b>: <code>value</code> is a random digit per lane (fixed by the seed)."
+    return explorer.build(controls, layout, lambda **v: ballot_view(**v, backend=backend), header, on_change=enable)

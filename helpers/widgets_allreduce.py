@@ -1,46 +1,42 @@
 """The all-reduce explorer of notebook 07: algorithm, ranks, elements, values, step and a chunk to follow.
 
-Two layers, as every explorer of the series: :func:`allreduce_view` is a pure function from the
-widget values to an :class:`AllReduceView` (a figure and a text, or a message saying what is wrong
-and what is allowed; it never raises), and :func:`allreduce_explorer` wires ipywidgets to it. A bad
-input shows a red message box, never a traceback.
+As every explorer of the series: :func:`allreduce_view` is a pure function from the widget values
+to a :class:`helpers.explorer.View` (a figure and a text, or a message saying what is wrong and
+what is allowed; it never raises), and :func:`allreduce_explorer` wires ipywidgets to it with
+:func:`helpers.explorer.build`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 from typing import Any, Optional
 
-from matplotlib.figure import Figure
-
 from . import allreduce as A
-from . import figures
+from . import explorer
 from . import figures_allreduce as F
-from .widgets import message_html, table_html
+from .explorer import View
 
 MAX_RANKS = 12      # the explorer's limit (the emulator takes up to helpers.allreduce.MAX_RANKS)
 MAX_ELEMENTS = 64
 VALUES: tuple[str, ...] = ("integers", "random floats")
-PNG_DPI = 100
-
-
-@dataclass(frozen=True)
-class AllReduceView:
-    """What the explorer shows: ``figure`` and ``table`` for good input, else ``message``."""
-
-    figure: Optional[Figure]
-    table: str
-    message: Optional[str]
-
-    @classmethod
-    def error(cls, message: str) -> "AllReduceView":
-        return cls(None, "", message)
+# The ranks are simulated in Python: the schedule of messages, with NumPy adds (not a kernel).
+ENGINE = "simulated ranks on the CPU (helpers.allreduce)"
 
 
 def explorer_inputs(values: str, ranks: int, elements: int) -> Any:
     """The explorer's input buffers: small integers (every order gives the exact sum) or random floats."""
-    if values not in VALUES:
-        raise ValueError(f"values must be one of {', '.join(map(repr, VALUES))}; got {values!r}")
+    _check_values(values)
     return A.integer_inputs(ranks, elements) if values == "integers" else A.random_inputs(ranks, elements, seed=7)
+
+
+def _check_values(values: Any) -> None:
+    if not isinstance(values, str) or values not in VALUES:
+        raise ValueError(f"values must be one of {', '.join(map(repr, VALUES))}; got {values!r}")
+
+
+@functools.lru_cache(maxsize=16)
+def _run(algorithm: str, ranks: int, elements: int, values: str) -> A.AllReduceRun:
+    """The run behind the explorer, once per input: moving the step or the chunk only redraws it."""
+    return A.run(explorer_inputs(values, ranks, elements), algorithm, history=True)
 
 
 def _check_range(value: Any, name: str, lo: int, hi: int) -> int:
@@ -64,7 +60,7 @@ def result_line(run: A.AllReduceRun, step: int) -> str:
 
 
 def allreduce_view(algorithm: str = "ring", ranks: int = 4, elements: int = 8, values: str = "integers",
-                   step: Optional[int] = None, chunk: int = 0) -> AllReduceView:
+                   step: Optional[int] = None, chunk: int = 0) -> View:
     """The explorer's picture for these widget values (``step`` None: the last). Never raises.
 
     The table lists the step's messages, what every rank holds for every chunk, the float additions
@@ -74,13 +70,14 @@ def allreduce_view(algorithm: str = "ring", ranks: int = 4, elements: int = 8, v
         A.check_algorithm(algorithm)
         _check_range(ranks, "ranks", 1, MAX_RANKS)
         _check_range(elements, "elements", 1, MAX_ELEMENTS)
-        run = A.run(explorer_inputs(values, ranks, elements), algorithm, history=True)
+        _check_values(values)
+        run = _run(algorithm, ranks, elements, values)
         sched = run.schedule
         step = sched.n_steps if step is None else A.check_step(sched, step)
         A.check_chunk(sched, chunk)
         fig = F.frame_figure(run, step, follow=chunk)
     except (ValueError, TypeError) as exc:
-        return AllReduceView.error(str(exc))
+        return View.error(str(exc))
     a, b = run.bounds[chunk]
     order = A.summation_order(sched, chunk) if b > a else "(empty: no elements)"
     table = "\n\n".join([
@@ -90,7 +87,7 @@ def allreduce_view(algorithm: str = "ring", ranks: int = 4, elements: int = 8, v
         f"chunk {chunk}, at the end, is added as: {order}",
         result_line(run, step),
     ])
-    return AllReduceView(fig, table, None)
+    return View(fig, table, engine=ENGINE)
 
 
 def allreduce_explorer() -> Any:
@@ -100,59 +97,22 @@ def allreduce_explorer() -> Any:
     (its maximum follows the algorithm and rank count) and the chunk to follow. ``.controls`` maps
     those names to their widgets; ``.refresh()`` redraws.
     """
-    import ipywidgets as w
-
-    def slider(description: str, value: int, lo: int, hi: int, width: str = "300px") -> Any:
-        return w.IntSlider(value=value, min=lo, max=hi, description=description, continuous_update=False,
-                           style={"description_width": "initial"}, layout=w.Layout(width=width))
-
-    def toggle(description: str, options: tuple, value: str) -> Any:
-        return w.ToggleButtons(options=options, value=value, description=description,
-                               style={"button_width": "auto", "description_width": "initial"})
-
     controls = {
-        "algorithm": toggle("algorithm", A.ALGORITHMS, "ring"),
-        "values": toggle("values", VALUES, "integers"),
-        "ranks": slider("ranks", 4, 1, MAX_RANKS),
-        "elements": slider("elements", 8, 1, MAX_ELEMENTS, "360px"),
-        "step": slider("step", 0, 0, A.ring_schedule(4).n_steps, "420px"),
-        "chunk": slider("follow chunk", 0, 0, 3, "260px"),
+        "algorithm": explorer.toggle("algorithm", A.ALGORITHMS, "ring"),
+        "values": explorer.toggle("values", VALUES, "integers"),
+        "ranks": explorer.slider("ranks", 4, 1, MAX_RANKS),
+        "elements": explorer.slider("elements", 8, 1, MAX_ELEMENTS, "360px"),
+        "step": explorer.slider("step", 0, 0, A.ring_schedule(4).n_steps, "420px"),
+        "chunk": explorer.slider("follow chunk", 0, 0, 3, "260px"),
     }
-    message, table = w.HTML(), w.HTML()
-    image = w.Image(format="png", layout=w.Layout(max_width="100%"))
-    busy = {"adjusting": False}
 
-    def adjust_limits() -> None:
+    def adjust_limits(values: dict[str, Any], change: Any) -> None:
         # The step and chunk ranges depend on the algorithm and the rank count; keep the sliders inside them.
-        sched = A.schedule(controls["algorithm"].value, controls["ranks"].value)
-        busy["adjusting"] = True
-        try:
+        if change is not None and change["owner"] in (controls["algorithm"], controls["ranks"]):
+            sched = A.schedule(values["algorithm"], values["ranks"])
             controls["step"].max = sched.n_steps
             controls["chunk"].max = sched.n_chunks - 1
-        finally:
-            busy["adjusting"] = False
 
-    def refresh(change: Any = None) -> None:
-        if busy["adjusting"]:
-            return
-        try:
-            if change is not None and change["owner"] in (controls["algorithm"], controls["ranks"]):
-                adjust_limits()
-            view = allreduce_view(**{k: c.value for k, c in controls.items()})
-        except Exception as exc:  # a widget never shows a traceback, whatever went wrong
-            view = AllReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-        if view.figure is not None:
-            image.value = figures.figure_png(view.figure, dpi=PNG_DPI)
-        image.layout.display = None if view.figure is not None else "none"
-        message.value = message_html(view.message)
-        table.value = table_html(view.table)
-
-    for c in controls.values():
-        c.observe(refresh, names="value")
-    refresh()
     rows = (("algorithm", "values"), ("ranks", "elements"), ("step", "chunk"))
-    header = w.HTML("<b>All-reduce explorer</b>: simulated ranks on the CPU; move <i>step</i> to replay it.")
-    box = w.VBox([header, *(w.HBox([controls[n] for n in row]) for row in rows), message, image, table])
-    box.controls = controls
-    box.refresh = refresh
-    return box
+    header = "<b>All-reduce explorer</b>: simulated ranks on the CPU; move <i>step</i> to replay it."
+    return explorer.build(controls, rows, allreduce_view, header, on_change=adjust_limits)

@@ -1,57 +1,45 @@
-"""Explorers and plain-text tables for notebooks 03 (warp reduce trees) and 04 (block reduce).
+"""Explorers and plain-text tables for notebooks 03 (warp reduce trees), 04 (block reduce) and 05
+(the reduce_v0 -> v4 ladder).
 
-Each explorer is a pure function from the widget values to a :class:`ReduceView` (a figure and a
-text table, or a message saying what is wrong and what is allowed; it never raises) plus a thin
-ipywidgets builder: :func:`warp_tree_view` / :func:`warp_tree_explorer` (op, width, value pattern,
-valid lanes, tree, partial-warp method, step) and :func:`block_view` / :func:`block_explorer`
-(blockDim.x, blockDim.y, op). The text tables are deterministic and print "undef" for undefined
-values, so notebook outputs are the same on the GPU and on the emulator.
+Each explorer is a pure view function from the widget values to a :class:`helpers.explorer.View`
+(a figure and a text table, or a message saying what is wrong and what is allowed; it never raises)
+wired to ipywidgets by :func:`helpers.explorer.build`: :func:`warp_tree_view` /
+:func:`warp_tree_explorer` (op, width, value pattern, valid lanes, tree, partial-warp method, step),
+:func:`block_view` / :func:`block_explorer` (blockDim.x, blockDim.y, op) and :func:`ladder_view` /
+:func:`ladder_explorer` (version, block, n). The text tables are deterministic and print "undef" for
+undefined values, so notebook outputs are the same on the GPU and on the CPU.
 """
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from . import backend as _backend
-from . import figures, params
-from .widgets import MEMO_SIZE, message_html, table_html
+from . import bench, explorer, figures, params, reduce_maps
+from . import figures_reduce as FR
+from . import reduce as R
+from .explorer import View
 from .block_reduce import MAX_THREADS, block_reduce
+from .block_reduce import expected as block_reduce_expected
 from .ops import ulps_apart
+from .params import LANES, WIDTHS
 from .warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, warp_reduce,
                           warp_reduce_trace)
 
-LANES = 32
-WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 PATTERNS: tuple[str, ...] = ("lane", "ones", "random ints", "random floats")
 BLOCK_X_MAX = 128
 BLOCK_Y_MAX = 32
-PNG_DPI = 100
 UNDEF = figures.UNDEF_TEXT
 
 
-@dataclass(frozen=True)
-class ReduceView:
-    """What an explorer shows: ``figure`` and ``table`` when the input was good, else ``message``."""
-
-    figure: Optional[Figure]
-    table: str
-    message: Optional[str]
-    source: str = ""
-
-    @classmethod
-    def error(cls, message: str) -> "ReduceView":
-        return cls(None, "", message)
-
-
 def engine_label(backend: Optional[str] = None) -> str:
-    """"GPU <name>" or "the emulator": what runs the helpers with this ``backend`` (for "computed by ..." lines,
+    """"GPU: <name>" or "the emulator": what runs the helpers with this ``backend`` (for "computed by ..." lines,
     which tests/nbval_sanitize.cfg normalises)."""
-    name = _backend.resolve(backend)
-    return f"GPU {_backend.detect().gpu_name}" if name == "cupy" else "the emulator"
+    return explorer.engine_label(backend, cpu=explorer.MACHINE)
 
 
 # ---------------------------------------------------------------- warp trees
@@ -121,21 +109,21 @@ def result_lines(r: WarpReduceResult) -> str:
 
 
 def warp_tree_view(op: str = "sum", width: int = 32, pattern: str = "lane", n_valid: int = 32, tree: str = "down",
-                   partial: str = "pad", step: Optional[int] = None, backend: Optional[str] = None) -> ReduceView:
+                   partial: str = "pad", step: Optional[int] = None, backend: Optional[str] = None) -> View:
     """The warp-tree explorer: the trace figure at ``step`` (default: the last), the step table and the
     result per segment. ``n_valid``: valid lanes per ``width``-lane segment (the rest padded with the
     identity for ``partial="pad"``, or left out of the ballot mask for ``partial="ballot"``)."""
     try:
         if pattern == "random floats" and params.is_one_of(op, BITWISE_OPS):
-            return ReduceView.error(f"op {op!r} is bitwise: it needs integers; pick the pattern 'lane', 'ones' "
+            return View.error(f"op {op!r} is bitwise: it needs integers; pick the pattern 'lane', 'ones' "
                                     f"or 'random ints' (or the op 'sum', 'max', 'min')")
         if partial == "ballot" and (tree != "down" or not params.is_integer(width) or width != LANES):
-            return ReduceView.error(f"the ballot-mask way is the seed's shuffle-down code for a whole warp: it "
+            return View.error(f"the ballot-mask way is the seed's shuffle-down code for a whole warp: it "
                                     f"needs tree 'down' and width 32; got tree {params.quote(tree)}, "
                                     f"width {params.quote(width)}")
         width = params.width(width)
         if params.is_integer(n_valid) and n_valid > width:
-            return ReduceView.error(f"valid lanes must be at most the width ({width}): each {width}-lane "
+            return View.error(f"valid lanes must be at most the width ({width}): each {width}-lane "
                                     f"segment reduces its first n values; got {n_valid}")
         if step is not None and not params.is_integer(step):
             raise ValueError(f"step must be an integer (0 is the input) or None (the last step); got {params.quote(step)}")
@@ -143,12 +131,12 @@ def warp_tree_view(op: str = "sum", width: int = 32, pattern: str = "lane", n_va
         trace = warp_reduce_trace(values, op, width, tree, n_valid, partial, backend)
         result = warp_reduce(values, op, width, tree, n_valid, partial, backend)
     except (ValueError, RuntimeError) as exc:
-        return ReduceView.error(str(exc))
+        return View.error(str(exc))
     last = trace.n_steps - 1
     shown = last if step is None else min(max(int(step), 0), last)
     note = "" if step is None or int(step) <= last else f"(width {width} has {last} steps: showing step {last})\n"
     table = note + tree_table(trace) + "\n\n" + result_lines(result)
-    return ReduceView(figures.trace_figure(trace, shown), table, None, trace.source)
+    return View(figures.trace_figure(trace, shown), table, engine=trace.source)
 
 
 def _versus_numpy(r: WarpReduceResult) -> str:
@@ -236,23 +224,23 @@ def _group_summary(name: str, results: dict[str, Any], axis_name: str, max_rows:
     return lines
 
 
-def block_view(x: int = 96, y: int = 2, op: str = "sum", backend: Optional[str] = None) -> ReduceView:
+def block_view(x: int = 96, y: int = 2, op: str = "sum", backend: Optional[str] = None) -> View:
     """The block explorer: the seed's and the fixed BlockXReduce and BlockYReduce on a (x, y) block,
     drawn on the blockDim picture, with a table per reduction."""
     try:
         if not (params.is_integer(x) and params.is_integer(y) and 1 <= x <= BLOCK_X_MAX and 1 <= y <= BLOCK_Y_MAX):
-            return ReduceView.error(f"blockDim.x must be an integer in [1, {BLOCK_X_MAX}] and blockDim.y one in "
+            return View.error(f"blockDim.x must be an integer in [1, {BLOCK_X_MAX}] and blockDim.y one in "
                                     f"[1, {BLOCK_Y_MAX}] here; got ({params.quote(x)}, {params.quote(y)})")
         if x * y > MAX_THREADS:
-            return ReduceView.error(f"a block has at most {MAX_THREADS} threads: blockDim.x * blockDim.y = "
+            return View.error(f"a block has at most {MAX_THREADS} threads: blockDim.x * blockDim.y = "
                                     f"{x} * {y} = {x * y}; make one of them smaller")
         if not params.is_one_of(op, OPS):
-            return ReduceView.error(f"op must be one of {', '.join(map(repr, OPS))}; got {params.quote(op)}")
+            return View.error(f"op must be one of {', '.join(map(repr, OPS))}; got {params.quote(op)}")
         v = block_values((x, y), op)
         res = {(k, ver): block_reduce(v, (x, y), op, k, ver, backend=backend)
                for k in ("x", "y") for ver in ("seed", "fixed")}
     except (ValueError, RuntimeError) as exc:
-        return ReduceView.error(str(exc))
+        return View.error(str(exc))
     source = res[("x", "fixed")].source
     label = "emulator" if source == "emulator" else source
     fig = _block_figure((x, y), list(res.values()), label)
@@ -264,7 +252,7 @@ def block_view(x: int = 96, y: int = 2, op: str = "sum", backend: Optional[str] 
     races = res[("y", "seed")].hazards
     lines.append(f"data races the SIMT machine finds in the seed's BlockYReduce: {len(races)} "
                  f"({sum(h.count for h in races)} racing thread pairs)")
-    return ReduceView(fig, "\n".join(lines), None, source)
+    return View(fig, "\n".join(lines), engine=label)
 
 
 def _block_figure(block: tuple[int, int], results: list, label: str) -> Figure:
@@ -375,8 +363,6 @@ def recorded_case(recording: dict[str, Any], name: str) -> Any:
     :func:`helpers.figures_block.block_grid_figure` (values, defined, expected, kind, version, block)."""
     from types import SimpleNamespace
 
-    from .block_reduce import _expected
-
     c = next((c for c in recording["cases"] if c["name"] == name), None)
     if c is None:
         raise ValueError(f"no recorded case {name!r}; recorded: {', '.join(c['name'] for c in recording['cases'])}")
@@ -385,7 +371,7 @@ def recorded_case(recording: dict[str, Any], name: str) -> Any:
     out = np.asarray(c["result"], dtype)
     d = np.asarray(c["defined"], bool)
     r = SimpleNamespace(kind=c["kind"], version=c["version"], block=tuple(c["block"]), values=out, defined=d,
-                        expected=_expected(vals, c["kind"], c["op"]))
+                        expected=block_reduce_expected(vals, c["kind"], c["op"]))
     r.result = out[0, 0] if r.kind == "sum" else out[:, 0] if r.kind == "x" else out[0, :]
     r.result_defined = d[0, 0] if r.kind == "sum" else d[:, 0] if r.kind == "x" else d[0, :]
     return r
@@ -405,87 +391,171 @@ def per_group_line(r: Any) -> str:
 # ---------------------------------------------------------------- ipywidgets wiring
 
 
-def _wire(controls: dict[str, Any], rows: tuple[tuple[str, ...], ...], render: Callable[..., ReduceView],
-          header: str) -> Any:
-    import ipywidgets as w
-
-    message, table = w.HTML(), w.HTML()
-    image = w.Image(format="png", layout=w.Layout(max_width="100%"))
-    shown: dict[tuple, tuple[ReduceView, Optional[bytes]]] = {}   # the last few settings, rendered
-
-    def refresh(_change: Any = None) -> None:
-        values = {k: c.value for k, c in controls.items()}
-        key = tuple(values.items())
-        seen = shown.pop(key, None)
-        if seen is None:
-            try:
-                view = render(**values)
-            except Exception as exc:  # a widget never shows a traceback
-                view = ReduceView.error(f"Could not draw this: {type(exc).__name__}: {exc}")
-            png = figures.figure_png(view.figure, dpi=PNG_DPI) if view.figure is not None else None
-            seen = (replace(view, figure=None), png)     # keep the picture, not the Figure
-        shown[key] = seen
-        if len(shown) > MEMO_SIZE:
-            shown.pop(next(iter(shown)))            # the least recently shown
-        view, png = seen
-        if png is not None:
-            image.value = png
-        image.layout.display = None if png is not None else "none"
-        message.value = message_html(view.message)
-        table.value = table_html(view.table)
-
-    for c in controls.values():
-        c.observe(refresh, names="value")
-    refresh()
-    box = w.VBox([w.HTML(header), *(w.HBox([controls[n] for n in row]) for row in rows), message, image, table])
-    box.controls = controls
-    box.refresh = refresh
-    return box
-
-
-def _slider(description: str, value: int, lo: int, hi: int, width: str = "300px") -> Any:
-    import ipywidgets as w
-
-    return w.IntSlider(value=value, min=lo, max=hi, description=description, continuous_update=False,
-                       style={"description_width": "initial"}, layout=w.Layout(width=width))
-
-
-def _toggle(description: str, options: tuple, value: Any) -> Any:
-    import ipywidgets as w
-
-    return w.ToggleButtons(options=options, value=value, description=description,
-                           style={"button_width": "auto", "description_width": "initial"})
-
-
 def warp_tree_explorer(backend: Optional[str] = None) -> Any:
     """ipywidgets explorer of :func:`warp_tree_view`: op, width, value pattern, valid lanes, tree,
     partial-warp method and step. ``.controls`` maps those names to their widgets."""
     controls = {
-        "op": _toggle("op", OPS, "sum"),
-        "width": _toggle("width", WIDTHS, 32),
-        "pattern": _toggle("values", PATTERNS, "lane"),
-        "n_valid": _slider("valid lanes per segment", 32, 1, 32, "360px"),
-        "tree": _toggle("tree", TREES, "down"),
-        "partial": _toggle("partial warp", PARTIALS, "pad"),
-        "step": _slider("step", 5, 0, 5, "260px"),
+        "op": explorer.toggle("op", OPS, "sum"),
+        "width": explorer.toggle("width", WIDTHS, 32),
+        "pattern": explorer.toggle("values", PATTERNS, "lane"),
+        "n_valid": explorer.slider("valid lanes per segment", 32, 1, 32, "360px"),
+        "tree": explorer.toggle("tree", TREES, "down"),
+        "partial": explorer.toggle("partial warp", PARTIALS, "pad"),
+        "step": explorer.slider("step", 5, 0, 5, "260px"),
     }
     rows = (("op",), ("width", "tree"), ("pattern",), ("n_valid", "partial"), ("step",))
 
-    def clamp(change: Any) -> None:   # valid lanes live inside one segment: at most the width
-        controls["n_valid"].max = change["new"]
+    def clamp(values: dict[str, Any], _change: Any) -> None:   # valid lanes live inside one segment
+        controls["n_valid"].max = values["width"]
 
-    controls["width"].observe(clamp, names="value")
-    return _wire(controls, rows, lambda **v: warp_tree_view(**v, backend=backend),
-                 "<b>Warp tree explorer</b>: every lane at every step (the figure shows one step, the table all).")
+    return explorer.build(controls, rows, lambda **v: warp_tree_view(**v, backend=backend),
+                          "<b>Warp tree explorer</b>: every lane at every step (the figure shows one step, "
+                          "the table all).", on_change=clamp)
 
 
 def block_explorer(backend: Optional[str] = None) -> Any:
     """ipywidgets explorer of :func:`block_view`: blockDim.x, blockDim.y and op."""
     controls = {
-        "x": _slider("blockDim.x", 96, 1, BLOCK_X_MAX, "420px"),
-        "y": _slider("blockDim.y", 2, 1, BLOCK_Y_MAX, "300px"),
-        "op": _toggle("op", OPS, "sum"),
+        "x": explorer.slider("blockDim.x", 96, 1, BLOCK_X_MAX, "420px"),
+        "y": explorer.slider("blockDim.y", 2, 1, BLOCK_Y_MAX, "300px"),
+        "op": explorer.toggle("op", OPS, "sum"),
     }
     rows = (("x", "y"), ("op",))
-    return _wire(controls, rows, lambda **v: block_view(**v, backend=backend),
-                 "<b>Block explorer</b>: the seed's and the fixed BlockXReduce / BlockYReduce on one block.")
+    return explorer.build(controls, rows, lambda **v: block_view(**v, backend=backend),
+                          "<b>Block explorer</b>: the seed's and the fixed BlockXReduce / BlockYReduce on one block.")
+
+
+# ---------------------------------------------------------------- the ladder (notebook 05)
+
+
+LADDER_VERSIONS: tuple[str, ...] = R.LADDER
+LADDER_BLOCKS: tuple[int, ...] = (64, 128, 256, 512, 1024)
+LADDER_LOG2_N: tuple[int, int] = (10, 30)
+
+
+def ladder_view(version: str = "v0", block: int = 256, log2_n: int = 25,
+                results: Optional[dict[str, Any]] = None, live: bool = False) -> View:
+    """The ladder explorer's view of ``reduce_<version><block>`` on n = 2^log2_n float32. Never raises.
+
+    Always: the lanes map of the block tree (:func:`helpers.figures_reduce.lanes_figure`), the grids
+    of every launch, who works in the first add, barriers, shared-memory requests and bank-conflict
+    wavefronts per block, lane slots. ``results`` (a ladder run, e.g. the recording): its numbers for
+    this version, block and size, or a line saying what was recorded instead. ``live`` (a GPU): time
+    it now (median of 20).
+    """
+    try:
+        if version not in LADDER_VERSIONS:
+            raise ValueError(f"version must be one of {', '.join(LADDER_VERSIONS)}; got {params.quote(version)}")
+        block = R.check_block(block)
+        lo, hi = LADDER_LOG2_N
+        if not params.is_integer(log2_n) or not lo <= log2_n <= hi:
+            raise ValueError(f"log2_n must be an integer in [{lo}, {hi}] (n = 2^log2_n); got {params.quote(log2_n)}")
+        if not isinstance(live, (bool, np.bool_)):
+            raise ValueError(f"live must be True or False; got {params.quote(live)}")
+        n = 2**int(log2_n)
+        recorded = None if results is None else _recorded_line(results, version, block, n)
+    except ValueError as exc:
+        return View.error(str(exc))
+    lines = [_map_summary(version, block, n)]
+    if recorded is not None:
+        lines.append(recorded)
+    if live:
+        lines.append(_live_line(version, block, n))
+    return View(_lanes_map(version, block), "\n".join(lines), engine=LADDER_MAP_ENGINE)
+
+
+# What the lanes map and the summary are drawn from (helpers.reduce_maps).
+LADDER_MAP_ENGINE = "the SIMT machine: one block of the real kernel, measured (helpers.reduce_maps)"
+
+
+@functools.lru_cache(maxsize=len(LADDER_VERSIONS) * len(LADDER_BLOCKS))
+def _lanes_map(version: str, block: int) -> Figure:
+    """:func:`helpers.figures_reduce.lanes_figure` for the explorer, drawn once per (version, block): it
+    does not depend on n, and the explorer shows it again every time only n changes."""
+    import matplotlib.pyplot as plt
+
+    fig = FR.lanes_figure(version, block)
+    plt.close(fig)  # shown as an image by the explorer or the notebook, not kept by pyplot
+    return fig
+
+
+def _map_summary(version: str, block: int, n: int) -> str:
+    fs = reduce_maps.first_step(version, block)
+    bar = reduce_maps.barriers(version, block)
+    traffic = reduce_maps.shared_traffic(version, block)
+    slots = reduce_maps.lane_slots(version, block)
+    grids = R.pass_grids(version, n, block)
+    return "\n".join([
+        f"reduce_{version}<{block}> on n = {bench.size_label(n)} ({n:,} float32; per block: measured on the SIMT machine)",
+        f"  launches: {len(grids)}, grids {' -> '.join(f'{g:,}' for g in grids)} blocks",
+        f"  first add: {fs.working} of {fs.threads} threads add, {fs.idle} only load; {fs.elements_per_block} elements per block",
+        f"  barriers per block: {bar['syncthreads']} __syncthreads(), {bar['syncwarp']} __syncwarp() in warp 0",
+        f"  shared requests per block: {traffic['ld_requests']} loads (+{traffic['ld_extra_wavefronts']} conflict wavefronts), "
+        f"{traffic['st_requests']} stores (+{traffic['st_extra_wavefronts']})",
+        f"  tree lane slots (PTX): {slots['working']} working lanes in {slots['issued']} issued, "
+        f"{slots['efficiency']:.0%} used",
+    ])
+
+
+def _recorded_line(results: dict[str, Any], version: str, block: int, n: int) -> str:
+    """The run's numbers for this version, block and size; ValueError if ``results`` is not a ladder run."""
+    try:
+        return _recorded_numbers(results, version, block, n)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"results must be a ladder run (a dict with 'rows', as data.load('bench_ladder') gives) or "
+                         f"None; this one could not be read ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _recorded_numbers(results: dict[str, Any], version: str, block: int, n: int) -> str:
+    rows = bench.rows_for(results, n, version, block)
+    src = results.get("source") or f"live on {results.get('gpu', 'this GPU')}"
+    if not rows:
+        blocks = sorted({r["block"] for r in results["rows"] if r["name"] == version and r.get("block")})
+        sizes = ", ".join(bench.size_label(s) for s in results.get("sizes", []))
+        return (f"  not measured for block {block} at {bench.size_label(n)} in the run {src}; "
+                f"it has {version} with block {', '.join(map(str, blocks)) or '-'} at {sizes}")
+    r = rows[0]
+    return (f"  {src}: first pass {r['first_pass_us']:.1f} us, total {r['total_us']:.1f} us, "
+            f"{r['gbps']:,.0f} GB/s, x{r['vs_cupy_sum']:.2f} cupy.sum")
+
+
+def _live_line(version: str, block: int, n: int) -> str:
+    try:
+        import cupy
+
+        x = cupy.ones(n, dtype=cupy.float32)
+        plan = R.make_plan(version, n, block)
+        dev, host = bench.quick_times(lambda: plan(x))
+        got = float(plan(x)[0])
+        return (f"  live: {dev:.1f} us device time, {4 * n / dev / 1e3:,.0f} GB/s; {host:.1f} us host-inclusive; "
+                f"sum of {n:,} ones = {got:,.0f}")
+    except Exception as exc:  # shown as a line, never a traceback
+        return f"  live timing unavailable: {type(exc).__name__}: {exc}"
+
+
+def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[bool] = None) -> Any:
+    """An ipywidgets VBox: version, block size and n = 2^k; shows :func:`ladder_view` (the lanes map,
+    the table, or a red message). ``live`` defaults to True where a GPU is in use (a checkbox then
+    lets the learner time the choice). ``.controls`` maps the names to the widgets."""
+    import ipywidgets as w
+
+    notice = ""
+    if live is None:
+        try:
+            live = _backend.resolve() == "cupy"
+        except (ValueError, RuntimeError) as exc:   # a bad WARPLAB_BACKEND, or cupy demanded without a GPU
+            live, notice = False, f"{exc} (the maps below need no GPU; timing is off)"
+    lo, hi = LADDER_LOG2_N
+    controls = {
+        "version": explorer.toggle("version", LADDER_VERSIONS, "v0", "48px"),
+        "block": explorer.toggle("block", LADDER_BLOCKS, 256, "56px"),
+        "log2_n": explorer.slider("n = 2^", 25, lo, hi),
+        "time_it": w.Checkbox(value=False, description="time it on this GPU", disabled=not live),
+    }
+    layout = (("version",), ("block",), ("log2_n", "time_it"))
+
+    def view(version: str, block: int, log2_n: int, time_it: bool) -> View:
+        return ladder_view(version, block, log2_n, results, live=bool(live and time_it))
+
+    return explorer.build(controls, layout, view, "<b>Ladder explorer</b>: who works at each step of the block tree.",
+                          notice=notice, remember=not live)

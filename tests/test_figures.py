@@ -34,13 +34,21 @@ def boxes(ax, y: float) -> list[Rectangle]:
     return sorted(row, key=lambda p: p.get_x())
 
 
+def all_texts(ax) -> list[tuple[float, float, str]]:
+    """(x, y, text) of every text of the axes: its Text artists and its LaneTexts."""
+    out = [(*t.get_position(), t.get_text()) for t in ax.texts]
+    for art in ax.get_children():
+        if isinstance(art, figures.LaneTexts):
+            out += art.items()
+    return out
+
+
 def lane_texts(ax, y: float) -> dict[int, list[str]]:
     """Text written inside each lane box of the row at ``y``."""
     out: dict[int, list[str]] = {}
-    for t in ax.texts:
-        x, ty = t.get_position()
+    for x, ty, s in all_texts(ax):
         if np.isclose(ty, y) and float(x).is_integer() and 0 <= x < 32:
-            out.setdefault(int(x), []).append(t.get_text())
+            out.setdefault(int(x), []).append(s)
     return out
 
 
@@ -152,8 +160,7 @@ def test_shuffle_figure_has_lane_numbers_bands_legend_and_footer() -> None:
     fig = figures.shuffle_figure(VALUES, r, op_label="__shfl_down_sync(0xFFFFFFFF, v, 2, 16)", width=16,
                                  mask=0xFFFFFFFF, active=None, source_label="recorded on NVIDIA H200, 2026-11-30")
     ax = fig.axes[0]
-    numbers = [t.get_text() for t in ax.texts if not np.isclose(t.get_position()[1], 0.0)
-               and not np.isclose(t.get_position()[1], figures.ROW_GAP)]
+    numbers = [s for _, y, s in all_texts(ax) if not np.isclose(y, 0.0) and not np.isclose(y, figures.ROW_GAP)]
     assert sorted(numbers.count(str(l)) for l in range(32)) == [2] * 32   # above and below
     bands = [p for p in ax.patches if isinstance(p, Rectangle) and np.isclose(p.get_width(), 16)]
     assert len(bands) == 2
@@ -455,3 +462,82 @@ def test_figures_are_not_kept_anywhere() -> None:
     gc.collect()
     assert plt.get_fignums() == before
     assert all(ref() is None for ref in refs)
+
+
+# ---------------------------------------------------------------- text drawn from stamps (issue 15, finding 7)
+
+
+def _ink(png: bytes) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("L")).astype(int) < 200
+
+
+def _same_ink(plain: np.ndarray, stamped: np.ndarray) -> None:
+    assert abs(int(plain.sum()) - int(stamped.sum())) <= 0.1 * plain.sum()
+    for axis in (0, 1):       # the ink spans the same rows and columns, give or take a pixel
+        a, b = np.flatnonzero(plain.any(axis=axis)), np.flatnonzero(stamped.any(axis=axis))
+        assert abs(a.min() - b.min()) <= 1 and abs(a.max() - b.max()) <= 1
+
+
+def _plain_png(fig) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)     # matplotlib's own Agg renderer
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(rotation=90), dict(ha="right"), dict(color="#D55E00", fontsize=5.5),
+                                dict(bbox=dict(facecolor="white", edgecolor="none", pad=0.8))])
+def test_stamp_renderer_draws_text_where_agg_would(kw) -> None:
+    """figure_png draws every Text from stamps (StampRenderer): the same ink, at most a pixel away."""
+    fig = matplotlib.figure.Figure(figsize=(3, 1))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 2)
+    for x, s in ((1.3, "17"), (4.71, "undef"), (8.2, "310")):
+        ax.text(x, 1, s, **{"ha": "center", "va": "center", **kw})
+    _same_ink(_ink(_plain_png(fig)), _ink(figures.figure_png(fig)))
+    _same_ink(_ink(_plain_png(fig)), _ink(figures.figure_png(fig)))     # again, from the cache
+
+
+@pytest.mark.parametrize("rotation", [0, 90])
+def test_lane_texts_draw_where_a_text_would(rotation: int) -> None:
+    def fig_with(many: bool):
+        fig = matplotlib.figure.Figure(figsize=(3, 1))
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, 10)
+        ax.set_ylim(0, 2)
+        texts = figures.LaneTexts(ax) if many else None
+        for x, s in ((1.3, "17"), (4.71, "–"), (8.2, "310")):
+            if many:
+                texts.add(x, 1, s, fontsize=7, color="#000000", rotation=rotation)
+            else:
+                ax.text(x, 1, s, ha="center", va="center", fontsize=7, color="#000000", rotation=rotation)
+        return fig
+
+    _same_ink(_ink(_plain_png(fig_with(False))), _ink(figures.figure_png(fig_with(True))))
+
+
+def test_stamps_never_replace_text_in_vector_output() -> None:
+    import io
+
+    fig = widgets_shuffle_figure()
+    assert any(isinstance(a, figures.LaneTexts) for a in fig.axes[0].get_children())
+    svg = io.StringIO()
+    matplotlib.rcParams["svg.fonttype"], old = "none", matplotlib.rcParams["svg.fonttype"]
+    try:
+        fig.savefig(svg, format="svg")
+    finally:
+        matplotlib.rcParams["svg.fonttype"] = old
+    assert ">310<" in svg.getvalue() and ">before<" in svg.getvalue()      # SVG keeps real text
+    assert figures.figure_png(fig)[:4] == b"\x89PNG"
+
+
+def widgets_shuffle_figure():
+    r = warp.shfl_down(VALUES, 2, 16, backend="emulator")
+    return figures.shuffle_figure(VALUES, r, op_label="x", width=16, mask=0xFFFFFFFF, active=None,
+                                  source_label="emulator")

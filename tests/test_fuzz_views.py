@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 from helpers import data, figures, figures_reduce as F, widgets, widgets_reduce as W
+from helpers import widgets_reduce as WR
 
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
 EMU = "emulator"
@@ -35,7 +36,7 @@ def stub_figures() -> Iterator[None]:
     blank = lambda *a, **k: Figure()  # noqa: E731
     with mock.patch.object(figures, "shuffle_figure", blank), mock.patch.object(figures, "ballot_figure", blank), \
             mock.patch.object(figures, "trace_figure", blank), mock.patch.object(W, "_block_figure", blank), \
-            mock.patch.object(F, "_lanes_map", blank):
+            mock.patch.object(W, "_lanes_map", blank):
         yield
 
 
@@ -110,11 +111,11 @@ results = st.one_of(st.none(), st.just(RECORDING), st.just({}), st.just({"rows":
 
 
 @fuzz(120)
-@given(version=mixed(st.sampled_from(F.EXPLORER_VERSIONS)), block=mixed(st.sampled_from((64, 128, 256, 512, 1024)) | ints),
+@given(version=mixed(st.sampled_from(WR.LADDER_VERSIONS)), block=mixed(st.sampled_from((64, 128, 256, 512, 1024)) | ints),
        log2_n=mixed(st.integers(8, 32)), results=results, live=st.one_of(st.booleans(), junk))
 def test_ladder_view_never_raises(version, block, log2_n, results, live) -> None:
     with stub_figures():
-        view = F.ladder_view(version, block, log2_n, results, live)
+        view = WR.ladder_view(version, block, log2_n, results, live)
     _shown(view)
 
 
@@ -128,11 +129,11 @@ def test_views_with_real_figures_never_raise(shuffle, ballot, tree) -> None:
 
 
 @fuzz(5)
-@given(x=st.integers(1, 128), y=st.integers(1, 8), op=st.sampled_from(W.OPS), version=st.sampled_from(F.EXPLORER_VERSIONS),
+@given(x=st.integers(1, 128), y=st.integers(1, 8), op=st.sampled_from(W.OPS), version=st.sampled_from(WR.LADDER_VERSIONS),
        block=st.sampled_from((64, 128, 256, 512, 1024)))
 def test_block_and_ladder_views_with_real_figures(x, y, op, version, block) -> None:
     _shown(W.block_view(x, y, op, EMU))
-    _shown(F.ladder_view(version, block, 20, RECORDING))
+    _shown(WR.ladder_view(version, block, 20, RECORDING))
 
 
 # ---------------------------------------------------------------- the explorers themselves
@@ -151,7 +152,7 @@ def _settable(widget: Any) -> st.SearchStrategy:
 def _explorers() -> dict[str, Any]:
     return {"shuffle": widgets.shuffle_explorer(backend=EMU), "ballot": widgets.ballot_explorer(backend=EMU),
             "warp_tree": W.warp_tree_explorer(backend=EMU), "block": W.block_explorer(backend=EMU),
-            "ladder": F.ladder_explorer(RECORDING, live=False)}
+            "ladder": WR.ladder_explorer(RECORDING, live=False)}
 
 
 @pytest.fixture(scope="module")

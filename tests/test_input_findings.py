@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from helpers import backend, ballot_uses, block_reduce as br, emulator, expr, params, reduce as R, reduce_maps, trace
+from helpers import widgets_reduce as WR
 from helpers import warp, warp_reduce as wr, widgets
 from helpers import figures_reduce as F
 from helpers import widgets_reduce as W
@@ -165,8 +166,8 @@ def test_3_numpy_integers_are_integers() -> None:
     assert R.grid_size("v0", i(1000), i(256)) == 4
     assert R.pass_grids("v6", i(2**20), np.int16(256), np.uint32(132)) == (132, 1)
     assert R.error_bound(np.float32(1.0), i(100), "v0", i(64)) > 0
-    assert F.ladder_view(block=i(256)).message is None
-    assert F.ladder_view(log2_n=np.int8(20)).message is None
+    assert WR.ladder_view(block=i(256)).message is None
+    assert WR.ladder_view(log2_n=np.int8(20)).message is None
     assert reduce_maps.first_step("v2", i(128)).threads == 128
 
 
@@ -335,7 +336,7 @@ def test_6_block_view_bad_dimensions_are_a_message(x, y) -> None:
 
 @pytest.mark.parametrize("results", [{}, {"rows": 3}, {"rows": [{}]}, [], "bench_ladder"])
 def test_6_ladder_view_bad_results_is_a_message(results) -> None:
-    view = F.ladder_view(results=results)
+    view = WR.ladder_view(results=results)
     assert view.figure is None and view.message.startswith("results must be a ladder run")
 
 
@@ -345,7 +346,7 @@ def test_6_ladder_explorer_builds_under_a_bad_or_unusable_backend(env, monkeypat
     if env == "cupy" and backend.detect().usable:
         pytest.skip("a GPU is usable here")
     monkeypatch.setenv(backend.ENV_VAR, env)
-    box = F.ladder_explorer()
+    box = WR.ladder_explorer()
     shown = " ".join(getattr(c, "value", "") for c in box.children if isinstance(getattr(c, "value", None), str))
     assert "WARPLAB_BACKEND" in shown and "timing is off" in shown
     assert not box.controls["time_it"].value
@@ -354,10 +355,10 @@ def test_6_ladder_explorer_builds_under_a_bad_or_unusable_backend(env, monkeypat
 # ---------------------------------------------------------------- 7. responsiveness
 
 def test_7_ladder_view_draws_each_map_once() -> None:
-    a = F.ladder_view("v2", 512, 20)
-    b = F.ladder_view("v2", 512, 28)
+    a = WR.ladder_view("v2", 512, 20)
+    b = WR.ladder_view("v2", 512, 28)
     assert a.figure is b.figure and a.table != b.table
-    assert F.ladder_view("v3", 512, 20).figure is not a.figure
+    assert WR.ladder_view("v3", 512, 20).figure is not a.figure
 
 
 def test_7_lanes_map_labels_only_the_outer_panels() -> None:
@@ -404,7 +405,7 @@ def test_7_ladder_explorer_renders_a_map_once(monkeypatch) -> None:
     calls = []
     real = figures.figure_png
     monkeypatch.setattr(figures, "figure_png", lambda fig, dpi=100: calls.append(fig) or real(fig, dpi))
-    box = F.ladder_explorer(None, live=False)
+    box = WR.ladder_explorer(None, live=False)
     c = box.controls
     for v in (20, 21, 22):
         c["log2_n"].value = v
@@ -413,46 +414,4 @@ def test_7_ladder_explorer_renders_a_map_once(monkeypatch) -> None:
     assert len(calls) == 2                      # v0<256> once, v0<512> once
 
 
-def _ink(png: bytes) -> np.ndarray:
-    import io
-
-    from PIL import Image
-
-    a = np.asarray(Image.open(io.BytesIO(png)).convert("L")).astype(int)
-    return a < 200
-
-
-@pytest.mark.parametrize("kw", [dict(), dict(rotation=90), dict(ha="right"), dict(color="#D55E00", fontsize=5.5)])
-def test_7_stamped_text_lands_where_the_text_would(kw) -> None:
-    """Lane texts are drawn from stamps (figures._StampedText): the same ink, at most a pixel away."""
-    from matplotlib.figure import Figure
-    from matplotlib.text import Text
-
-    from helpers import figures
-
-    pngs = []
-    for cls in (Text, figures._StampedText):
-        fig = Figure(figsize=(3, 1))
-        ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_xlim(0, 10)
-        ax.set_ylim(0, 2)
-        for x, s in ((1.3, "17"), (4.71, "undef"), (8.2, "310")):
-            ax.add_artist(cls(x, 1, s, **{"ha": "center", "va": "center", **kw}))
-        pngs.append(figures.figure_png(fig, dpi=100))
-    plain, stamped = (_ink(p) for p in pngs)
-    assert abs(int(plain.sum()) - int(stamped.sum())) <= 0.1 * plain.sum()
-    for axis in (0, 1):       # the ink spans the same rows and columns, give or take a pixel
-        a, b = np.flatnonzero(plain.any(axis=axis)), np.flatnonzero(stamped.any(axis=axis))
-        assert abs(a.min() - b.min()) <= 1 and abs(a.max() - b.max()) <= 1
-
-
-def test_7_stamped_text_is_plain_text_elsewhere() -> None:
-    import io
-
-    from helpers import figures
-
-    view = widgets.shuffle_view("down", 2, 16, backend=EMU)
-    assert any(isinstance(t, figures._StampedText) for t in view.figure.axes[0].texts)
-    svg = io.StringIO()
-    view.figure.savefig(svg, format="svg")
-    assert ">310<" in svg.getvalue() or "310" in svg.getvalue()       # SVG keeps real text
+# Finding 7's stamped text is tested in tests/test_figures.py (StampRenderer, LaneTexts).

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 from helpers import figures_reduce as F
+from helpers import widgets_reduce as WR
 
 from test_reduce_bench import fake_ladder
 
@@ -56,11 +57,11 @@ def test_maps_figures() -> None:
     assert len(F.barriers_chart(256).axes[0].patches) == 22
 
 
-@pytest.mark.parametrize("version", F.EXPLORER_VERSIONS)
+@pytest.mark.parametrize("version", WR.LADDER_VERSIONS)
 @pytest.mark.parametrize("block", (64, 256, 1024))
 def test_ladder_view_every_version_and_block(version: str, block: int) -> None:
     res = fake_ladder()
-    view = F.ladder_view(version, block, 25, res)
+    view = WR.ladder_view(version, block, 25, res)
     assert view.message is None and view.figure is not None
     assert f"reduce_{version}<{block}>" in view.table
     if block == 256:
@@ -74,17 +75,17 @@ def test_ladder_view_every_version_and_block(version: str, block: int) -> None:
                                          (("v0", 256, 31), "log2_n must be an integer in [10, 30]"),
                                          (("v0", 256, 2.5), "log2_n must be an integer")])
 def test_ladder_view_bad_input_is_a_message(args, words: str) -> None:
-    view = F.ladder_view(*args)
+    view = WR.ladder_view(*args)
     assert view.figure is None and words in view.message
 
 
 def test_ladder_view_live_without_gpu_is_a_line() -> None:
-    view = F.ladder_view("v0", 256, 10, None, live=True)
+    view = WR.ladder_view("v0", 256, 10, None, live=True)
     assert view.message is None and "live" in view.table.splitlines()[-1]
 
 
 def test_ladder_explorer_builds_and_reacts() -> None:
-    box = F.ladder_explorer(fake_ladder(), live=False)
+    box = WR.ladder_explorer(fake_ladder(), live=False)
     assert set(box.controls) == {"version", "block", "log2_n", "time_it"}
     assert box.controls["time_it"].disabled
     box.controls["version"].value = "v3"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from helpers import emulator, figures, warp, widgets
+from helpers import emulator, explorer, figures, warp, widgets
 
 LANE = np.arange(32)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -88,7 +88,7 @@ def test_shuffle_view_every_offset_and_width(mode: str, no_figures: list) -> Non
             assert view.message is None and isinstance(view.figure, Figure)
             expected = emulator.source_lanes(mode, np.full((1, 32), offset), width)[0]
             assert view.mapping == "src: " + " ".join(map(str, expected))
-            assert view.table.startswith("lane") and view.source == "emulator"
+            assert view.table.startswith("lane") and view.engine == "emulator"
     assert len(no_figures) == len(widgets.WIDTHS) * 32
 
 
@@ -231,14 +231,15 @@ def test_ballot_view_bad_k_and_mask() -> None:
 
 
 def test_html_pieces_escape_and_carry_their_classes() -> None:
-    view = widgets.View.error("<b>bad</b> & worse")
-    assert widgets.message_html(view.message).count("warplab-error") == 1
-    assert "&lt;b&gt;bad&lt;/b&gt; &amp; worse" in widgets.message_html(view.message)
-    assert widgets.message_html(None) == ""
+    view = explorer.View.error("<b>bad</b> & worse")
+    assert explorer.message_html(view.message).count("warplab-error") == 1
+    assert "&lt;b&gt;bad&lt;/b&gt; &amp; worse" in explorer.message_html(view.message)
+    assert explorer.message_html(None) == ""
     ok = widgets.shuffle_view("down", 1, 32)
-    assert widgets.mapping_html(ok).startswith('<div class="warplab-mapping"')
-    assert "src: 1 2 3" in widgets.mapping_html(ok)
-    assert widgets.table_html("a<b").startswith("<pre") and "a&lt;b" in widgets.table_html("a<b")
+    assert explorer.mapping_html(ok).startswith('<div class="warplab-mapping"')
+    assert "src: 1 2 3" in explorer.mapping_html(ok)
+    assert explorer.table_html("a<b").startswith("<pre") and "a&lt;b" in explorer.table_html("a<b")
+    assert "the SIMT machine" in explorer.engine_html("the SIMT machine") and explorer.engine_html("") == ""
 
 
 # ---------------------------------------------------------------- builders
@@ -246,14 +247,15 @@ def test_html_pieces_escape_and_carry_their_classes() -> None:
 
 def controls_of(box) -> dict:
     """name -> control; every control is also laid out in the box."""
-    laid_out = [c for row in box.children[1:-1] for c in row.children]
+    laid_out = [c for row in box.children[1:-4] for c in row.children]
     assert sorted(map(id, laid_out)) == sorted(map(id, box.controls.values()))
     return box.controls
 
 
 def output_of(box):
-    message, image, mapping, table = box.children[-1].children
-    return message, image, mapping, table
+    o = box.output
+    assert list(box.children[-4:]) == [o.mapping, o.message, o.picture, o.table]
+    return o.message, o.image, o.mapping, o.table
 
 
 def test_shuffle_explorer_moves_the_mapping() -> None:
@@ -276,16 +278,18 @@ def test_shuffle_explorer_shows_messages_not_tracebacks(monkeypatch: pytest.Monk
     message, image, mapping, table = output_of(box)
     c["mask"].value = "not hex"
     assert "warplab-error" in message.value and "mask must be a hexadecimal" in message.value
-    assert image.layout.display == "none" and table.value == ""
+    assert box.output.picture.layout.display == "none" and table.value == ""
     c["mask"].value = "0xFFFFFFFF"
-    assert message.value == "" and image.layout.display is None
+    assert message.value == "" and box.output.picture.layout.display is None
+    assert "emulator" in box.output.engine.value        # the engine of the figure, under it
 
     def broken(**_kwargs):
         raise KeyError("surprise")
 
     monkeypatch.setattr(widgets, "shuffle_view", broken)
     c["offset"].value = 7
-    assert "KeyError" in message.value and image.layout.display == "none"
+    assert "KeyError" in message.value and box.output.picture.layout.display == "none"
+    assert "Traceback" not in message.value
 
 
 def test_ballot_explorer_custom_expression_and_disabled_knobs() -> None:
@@ -307,20 +311,24 @@ def test_ballot_explorer_custom_expression_and_disabled_knobs() -> None:
     assert "ballot: undefined" in mapping.value and message.value == ""
 
 
-def test_one_update_is_fast() -> None:
-    box = widgets.shuffle_explorer()
-    slider = controls_of(box)["offset"]
+def _refresh_ms(control, values) -> float:
+    """The median CPU time of setting ``control`` to each of ``values`` (each a refresh): CPU time, not
+    the wall clock, so other work on a shared machine does not fail the test (the wall-clock p95 per
+    explorer is measured by scripts/bench_explorers.py)."""
     times = []
-    for offset in (2, 5, 9):
-        start = time.perf_counter()
-        slider.value = offset
-        times.append(time.perf_counter() - start)
-    # The target is 200 ms on a laptop; the margin is for slow, shared CI machines.
-    assert statistics.median(times) < 0.5, times
-    bbox = widgets.ballot_explorer()
-    start = time.perf_counter()
-    controls_of(bbox)["n"].value = 7
-    assert time.perf_counter() - start < 0.5
+    for v in values:
+        start = time.process_time()
+        control.value = v
+        times.append(time.process_time() - start)
+    return 1000 * statistics.median(times)
+
+
+def test_one_update_is_fast() -> None:
+    # The target is 200 ms at the 95th percentile; this bound only catches a regression by a factor.
+    ms = _refresh_ms(controls_of(widgets.shuffle_explorer())["offset"], (2, 5, 9, 13, 17))
+    assert ms < 400, f"{ms:.0f} ms"
+    ms = _refresh_ms(controls_of(widgets.ballot_explorer())["n"], (7, 9, 11, 13, 15))
+    assert ms < 400, f"{ms:.0f} ms"
 
 
 def test_redraws_do_not_keep_figures(monkeypatch: pytest.MonkeyPatch) -> None:

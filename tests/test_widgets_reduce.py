@@ -88,25 +88,27 @@ def test_block_view_seed_facts():
 
 
 def _median_ms(fn, n=5):
+    """The median CPU time of ``fn`` (after one warm-up call): CPU time, so that other work on a shared
+    machine does not fail the test; the wall-clock p95 is measured by scripts/bench_explorers.py."""
     fn()
     times = []
     for _ in range(n):
-        t = time.perf_counter()
+        t = time.process_time()
         fn()
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
     return 1000 * statistics.median(times)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(op="max", width=8, pattern="random ints", n_valid=5, tree="xor"),
                                 dict(n_valid=20, partial="ballot")])
 def test_warp_tree_update_fast(kw):
-    ms = _median_ms(lambda: figures.figure_png(W.warp_tree_view(**kw).figure, dpi=W.PNG_DPI))
-    assert ms < 400, f"{ms:.0f} ms"   # ~160 ms on a laptop core; generous for a loaded CI machine
+    ms = _median_ms(lambda: figures.figure_png(W.warp_tree_view(**kw).figure))
+    assert ms < 400, f"{ms:.0f} ms"   # ~100 ms on a laptop core; generous: it catches regressions only
 
 
 @pytest.mark.parametrize("xy", [(96, 2), (32, 5), (128, 8), (32, 32)])
 def test_block_update_fast(xy):
-    ms = _median_ms(lambda: figures.figure_png(W.block_view(*xy).figure, dpi=W.PNG_DPI))
+    ms = _median_ms(lambda: figures.figure_png(W.block_view(*xy).figure))
     assert ms < 400, f"{ms:.0f} ms"
 
 
