@@ -89,7 +89,7 @@ def test_build_on_change_draws_once_and_never_raises(renders) -> None:
 def test_engine_label_names_the_cpu_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARPLAB_BACKEND", "emulator")
     assert explorer.engine_label() == explorer.MACHINE
-    assert widgets.engine_label() == "emulator" and widgets_reduce.engine_label() == "the emulator"
+    assert widgets.engine_label() == "emulator" and widgets_reduce.engine_label() == explorer.MACHINE
 
 
 def test_every_explorer_is_built_on_the_base(renders) -> None:
