@@ -235,9 +235,9 @@ def _exec(cmd: list[str]) -> int:
 # What `add` reports afterwards: what the project itself now finds (NVIDIA publishes no CUDA wheels
 # for macOS, so there the set installs nothing and the report says so).
 _REPORT = {
-    "nvrtc": "from helpers import nvrtc\n"
+    "nvrtc": "from helpers.engine import nvrtc\n"
              "print(f'warplab: NVRTC {nvrtc.release()} is installed' if nvrtc.available() else 'warplab: ' + nvrtc.HOW_TO_GET_IT)",
-    "gpu": "from helpers import backend\nd = backend.detect()\n"
+    "gpu": "from helpers.engine import backend\nd = backend.detect()\n"
            "print('warplab: CuPy is installed; ' + ('the GPU is usable' if d.usable else 'no usable GPU: ' + d.reason))",
 }
 

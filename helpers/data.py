@@ -1,7 +1,7 @@
 """Recorded hardware results under ``data/``: written only by the recording scripts on a GPU.
 
 Every file is a JSON object with a ``"stamp"`` (GPU, driver, CuPy, date; see
-:func:`helpers.backend.stamp`) and the recorded payload. Loaders return the parsed dict.
+:func:`helpers.engine.backend.stamp`) and the recorded payload. Loaders return the parsed dict.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def load(name: str) -> dict[str, Any]:
     p = path(name)
     if not p.is_file():
         raise FileNotFoundError(f"{p} is missing: it is written on a GPU by the recording scripts "
-                                f"(python -m helpers.record, scripts/gpu_verify.sh)")
+                                f"(python -m helpers.recording.record, scripts/gpu_verify.sh)")
     return json.loads(p.read_text())
 
 
@@ -60,7 +60,7 @@ def catalog_text() -> str:
     """:func:`catalog` as an aligned plain-text table (deterministic, for nbval)."""
     rows = catalog()
     if not rows:
-        return "No recordings yet: run `python -m helpers.record` on a GPU."
+        return "No recordings yet: run `python -m helpers.recording.record` on a GPU."
     cols = ("file", "gpu", "driver", "cupy", "date")
     widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in cols}
     line = lambda r: "  ".join(r[c].ljust(widths[c]) for c in cols).rstrip()  # noqa: E731

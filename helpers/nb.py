@@ -9,7 +9,8 @@ import html
 import re
 from typing import Optional
 
-from . import backend, kernels
+from helpers.engine import backend
+from helpers.engine import kernels
 
 _NOTE_STYLE = ("border-left: 6px solid #D55E00; background: #FFF4EC; padding: 0.6em 1em; "
                "margin: 0.8em 0; border-radius: 4px")

@@ -19,7 +19,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import figures, warp, widgets, widgets_reduce  # noqa: E402
+from helpers.widgets import reduce as widgets_reduce  # noqa: E402
+from helpers.viz import lanes as figures
+from helpers.engine import warp
+from helpers.widgets import intrinsics as widgets
 
 
 def median_ms(fn, repeat: int = 50) -> float:
@@ -54,7 +57,7 @@ def main() -> None:
             figures.figure_png(view.figure)
         ms = median_ms(update, repeat=10)
         print(f"{name:14s} widget update: {ms:6.1f} ms  (target < 200 ms) {'ok' if ms < 200 else 'SLOW'}")
-    code = "import time; t = time.perf_counter(); import helpers.warp, helpers.trace; print(time.perf_counter() - t)"
+    code = "import time; t = time.perf_counter(); import helpers.engine.warp, helpers.engine.trace; print(time.perf_counter() - t)"
     runs = [float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True).stdout)
             for _ in range(5)]
     print(f"import helpers: {statistics.median(runs) * 1e3:.0f} ms  (target < 1000 ms)")

@@ -8,7 +8,7 @@ renders the PNG and fills the HTML, before the assignment returns. That assignme
 with the wall clock (what the learner waits) and the process's CPU time (what the refresh costs;
 on a quiet machine the two agree, on a shared one the wall clock also counts waiting for a core).
 
-Explorers keep the settings they rendered last (``helpers.explorer.MEMO_SIZE``) and show a setting
+Explorers keep the settings they rendered last (``helpers.widgets.base.MEMO_SIZE``) and show a setting
 seen before again from memory; "new p95" is the 95th percentile over the settings not shown
 before in the round (their count is "new"), the honest figure for exploring.
 
@@ -41,7 +41,10 @@ TARGET_MS = 200.0
 
 
 def _explorers() -> dict[str, Callable[[], Any]]:
-    from helpers import data, widgets, widgets_allreduce, widgets_reduce
+    from helpers import data
+    from helpers.widgets import intrinsics as widgets
+    from helpers.widgets import allreduce as widgets_allreduce
+    from helpers.widgets import reduce as widgets_reduce
 
     ladder = data.load("bench_ladder")
     return {

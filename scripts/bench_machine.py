@@ -11,7 +11,7 @@ reported apart as "parse + prepare"):
 * one warp's WarpReduceSum (float)                                      [<= 5 ms]
 * a 1024-thread BlockReduce (float sum, one block)                       [<= 50 ms]
 * a full reduction of N = 2^16 floats with each of v0..v8 and onepass, the launch shapes of
-  helpers.reduce (block 256; grid-stride versions sized for 132 SMs x 8 blocks)   [<= 2 s each]
+  helpers.topics.reduce (block 256; grid-stride versions sized for 132 SMs x 8 blocks)   [<= 2 s each]
 * parsing a module's PTX, and preparing a launch (decoding + binding), cold and cached [<= 100 ms]
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers import machine  # noqa: E402
-from helpers import reduce as R  # noqa: E402
+from helpers.topics import reduce as R  # noqa: E402
 from helpers.machine import executor, ptx  # noqa: E402
 
 N = 2 ** 16

@@ -27,7 +27,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from helpers import params, trace, warp, warp_reduce as wr  # noqa: E402
+from helpers.engine import params
+from helpers.engine import trace
+from helpers.engine import warp
+from helpers.topics import warp_reduce as wr  # noqa: E402
 
 TARGET_S = 5.0
 TARGET_X = 2.0

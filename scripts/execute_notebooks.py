@@ -5,7 +5,7 @@
 Runs each notebook top to bottom in a fresh kernel (with the emulator unless WARPLAB_BACKEND says
 otherwise), then keeps the files lean: outputs of cells marked ``# NBVAL_IGNORE_OUTPUT`` (animations,
 timings) are dropped, since nbval does not compare them; widget state and execution timestamps are
-not stored. The backend line is stored as :func:`helpers.backend.stored_report` says, not as this
+not stored. The backend line is stored as :func:`helpers.engine.backend.stored_report` says, not as this
 machine saw it: a learner who opens the notebook has set nothing, and their machine is not this one
 (nbval normalises the line either way).
 """
@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from helpers.backend import stored_report  # noqa: E402  (the project's own package, by path)
+from helpers.engine.backend import stored_report  # noqa: E402  (the project's own package, by path)
 
 
 def _store_backend_line(outputs: list) -> None:

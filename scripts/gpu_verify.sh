@@ -11,14 +11,14 @@ summary="$OUT/summary.txt"; : > "$summary"
 step() { echo "== $1: $2" | tee -a "$summary"; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$summary"
-python3 -c 'import helpers.backend as b; print(b.report())' | tee -a "$summary"
+python3 -c 'import helpers.engine.backend as b; print(b.report())' | tee -a "$summary"
 
 for s in $STEPS; do
   case $s in
     core)
       timeout 300 python3 -m pytest -q -s -m gpu tests/gpu/test_equivalence.py tests/gpu/test_ballot_uses_gpu.py 2>&1 | tee "$OUT/core.log" | tail -5
       step core "pytest exit ${PIPESTATUS[0]}; $(grep -h EQUIVALENCE "$OUT/core.log")"
-      timeout 300 python3 -m helpers.record --only-core 2>&1 | tee -a "$OUT/core.log" | tail -12
+      timeout 300 python3 -m helpers.recording.record --only-core 2>&1 | tee -a "$OUT/core.log" | tail -12
       step record "exit ${PIPESTATUS[0]}" ;;
     notebooks)
       if [ -d /tmp/site ]; then

@@ -15,8 +15,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import figures, widgets  # noqa: E402
-from helpers.warp_reduce import warp_reduce_sum_trace  # noqa: E402
+from helpers.widgets import intrinsics as widgets  # noqa: E402
+from helpers.viz import lanes as figures
+from helpers.topics.warp_reduce import warp_reduce_sum_trace  # noqa: E402
 
 
 def main(out_dir: Path) -> list[Path]:

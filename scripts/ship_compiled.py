@@ -7,7 +7,7 @@ Run it after changing or adding a kernel, a registered name expression, or NVRTC
 does). Files whose content did not change are left alone (gzip output is not the same on every
 zlib, so an unchanged PTX keeps its bytes). ``--check`` only reports what would change, exit 1 if any.
 Writes kernels/shipped/manifest.json: for each file what made it (NVRTC release, header versions),
-the digest of its inputs (helpers.kernels.inputs_digest) and of its text.
+the digest of its inputs (helpers.engine.kernels.inputs_digest) and of its text.
 """
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import kernels, nvrtc  # noqa: E402
+from helpers.engine import nvrtc  # noqa: E402
+from helpers.engine import kernels
+from helpers.topics.registry import registry
 
 ABOUT = ("Made by scripts/ship_compiled.py (./warplab ship) with NVRTC; checked by tests/test_kernels.py. "
-         "Do not edit. Read with helpers.kernels.shipped_ptx / shipped_compile_log.")
+         "Do not edit. Read with helpers.engine.kernels.shipped_ptx / shipped_compile_log.")
 
 
 def _sha(text: str) -> str:
@@ -44,7 +46,7 @@ def build(check: bool) -> int:
     changed: list[str] = []
     ptx_entries, log_entries = [], []
     t0 = time.perf_counter()
-    builds = kernels.shipped_builds()
+    builds = kernels.shipped_builds(registry())
     for i, b in enumerate(builds, 1):
         text, lowered = kernels.compile_shipped(b)
         target = kernels.SHIPPED_DIR / b.file

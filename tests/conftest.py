@@ -16,7 +16,7 @@ import pytest
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     nvrtc_items = [i for i in items if i.get_closest_marker("needs_nvrtc")]
     if nvrtc_items:
-        from helpers import nvrtc
+        from helpers.engine import nvrtc
 
         if not nvrtc.available():
             if os.environ.get("WARPLAB_REQUIRE_NVRTC"):
@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     gpu_items = [i for i in items if i.get_closest_marker("gpu")]
     if not gpu_items:
         return
-    from helpers.backend import detect
+    from helpers.engine.backend import detect
 
     d = detect()
     if d.usable:

@@ -114,7 +114,7 @@ def actives(shape: tuple[int, ...] = (LANES,)) -> st.SearchStrategy:
 def backends() -> st.SearchStrategy:
     """Mostly the emulator; sometimes names that must be refused. Without a GPU also auto (None) and
     'cupy' (refused with a RuntimeError); on a GPU machine those would launch kernels per example."""
-    from helpers.backend import detect
+    from helpers.engine.backend import detect
 
     refused = st.sampled_from(["gpu", "", "CUDA", "Emulator"])
     if detect().usable:

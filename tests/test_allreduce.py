@@ -9,9 +9,9 @@ import itertools
 import numpy as np
 import pytest
 
-from helpers import allreduce as A
-from helpers import figures_allreduce as F
-from helpers import widgets_allreduce as W
+from helpers.topics import allreduce as A
+from helpers.viz import allreduce as F
+from helpers.widgets import allreduce as W
 
 RANKS = (1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 31, 64)
 ELEMENTS = (1, 2, 3, 5, 8, 17, 100, 1000)

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import allreduce as A
-from helpers import allreduce_nccl as N
+from helpers.topics import allreduce as A
+from helpers.recording import allreduce_nccl as N
 from helpers import data
-from helpers import figures_allreduce as F
+from helpers.viz import allreduce as F
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "scripts" / "gpu" / "allreduce.sh"
@@ -198,7 +198,7 @@ def test_import_copies_byte_for_byte_and_rejects_bad_files(tmp_path: Path) -> No
 
 
 def fake_worker(rank: int, world: int, uid_queue, results, barrier, cfg: dict) -> None:
-    """Stands in for helpers.allreduce_nccl.worker: the same queue and barrier protocol, no GPU."""
+    """Stands in for helpers.recording.allreduce_nccl.worker: the same queue and barrier protocol, no GPU."""
     if rank == cfg.get("fail"):
         results.put(("error", rank, "Traceback: boom"))
         return

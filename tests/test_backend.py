@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import backend
+from helpers.engine import backend
 
 ROOT = Path(__file__).resolve().parent.parent
 

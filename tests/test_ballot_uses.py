@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import ballot_uses
+from helpers.topics import ballot_uses
 
 LANE = np.arange(32)
 
@@ -46,7 +46,7 @@ def test_compact_with_cooperative_groups_on_the_emulator() -> None:
 
 
 def test_compact_runs_the_kernel_on_the_machine_in_bounded_launches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from helpers import launch as L
+    from helpers.topics import launch as L
 
     calls: list[int] = []
     real = L.launch

@@ -8,12 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from helpers import data, kernels
-from helpers import block_reduce as br
-from helpers.launch import launch
-from helpers.trace import Trace
-from helpers import record_reduce as rr
-from helpers.warp_reduce import BITWISE_OPS, OPS
+from helpers import data
+from helpers.engine import kernels
+from helpers.topics import block_reduce as br
+from helpers.topics.launch import launch
+from helpers.engine.trace import Trace
+from helpers.recording import record_reduce as rr
+from helpers.topics.warp_reduce import BITWISE_OPS, OPS
 
 EMU = "emulator"
 SHAPES = [(32, 1), (48, 1), (1024, 1), (1, 1), (20, 1), (1, 1024), (7, 13), (33, 31), (100, 10), (3, 341),
@@ -135,7 +136,7 @@ def test_block_trace_phases_and_json() -> None:
 
 
 def test_block_trace_is_drawn_from_the_machine_trace() -> None:
-    """The same launch through helpers.launch: the block trace's stores are the machine's memory events."""
+    """The same launch through helpers.topics.launch: the block trace's stores are the machine's memory events."""
     v = np.arange(48, dtype=np.int32)
     run = launch("block_reduce", "block_reduce_kernel<int, warplab::ops::Sum<int>>", 1, (48, 1),
                  [v, np.zeros(48, np.int32)], backend=EMU, trace=True)
@@ -265,7 +266,7 @@ def test_sanitizer_jobs_and_commands() -> None:
 
 
 def test_sanitizer_targets_are_valid() -> None:
-    from helpers.block_reduce_target import BACK_TO_BACK, KERNELS
+    from helpers.recording.block_reduce_target import BACK_TO_BACK, KERNELS
     for kernel, x, y in rr.SANITIZER_RUNS:
         ones = np.ones((y, x), np.int32)
         if kernel in BACK_TO_BACK:  # the machine says which of the two races
@@ -280,7 +281,7 @@ def test_sanitizer_targets_are_valid() -> None:
 
 def _needs(name: str) -> dict:
     if not data.exists(name):
-        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.record on a GPU writes it)")
+        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.recording.record on a GPU writes it)")
     return data.load(name)
 
 
@@ -316,7 +317,7 @@ def test_recorded_sanitizer_outcomes() -> None:
 
 
 def test_sanitizer_table_tells_printed_from_counted() -> None:
-    from helpers import widgets_reduce as W
+    from helpers.widgets import reduce as W
 
     rec = {"runs": [rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "analysis"),
                     rr.sanitizer_run(RACECHECK_SAMPLE, "racecheck", "seed_y", (32, 3), 1, "all", 0),
@@ -343,7 +344,7 @@ def test_sanitizer_table_tells_printed_from_counted() -> None:
 
 
 def test_race_severity_table() -> None:
-    from helpers import widgets_reduce as W
+    from helpers.widgets import reduce as W
 
     warp_sample = RACECHECK_SAMPLE.replace("Error: Race", "Warning: (Warp Level Programming) Potential RAW hazard "
                                            "detected at __shared__ 0x10 in block (1,0,0) :\n========= Race") \

@@ -6,7 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from helpers import emulator, warp
+from helpers.engine import emulator
+from helpers.engine import warp
 
 LANE = np.arange(32, dtype=np.int32)
 EMU = "emulator"
@@ -195,7 +196,7 @@ def test_lists_of_small_ints_are_accepted_as_int32() -> None:
 
 
 def test_cupy_backend_without_gpu_explains(monkeypatch) -> None:
-    from helpers import backend
+    from helpers.engine import backend
 
     if backend.detect().usable:
         pytest.skip("this machine has a GPU")

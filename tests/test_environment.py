@@ -200,7 +200,7 @@ def test_environment_yml_pins_the_locked_versions() -> None:
 # ---------------------------------------------------------------- importing
 
 def test_import_helpers_is_fast_and_does_not_import_cupy() -> None:
-    code = ("import sys, time; t = time.perf_counter(); import helpers, helpers.warp, helpers.trace; "
+    code = ("import sys, time; t = time.perf_counter(); import helpers, helpers.engine.warp, helpers.engine.trace; "
             "print(time.perf_counter() - t, 'cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     seconds, cupy_loaded = out.stdout.split()
@@ -208,7 +208,7 @@ def test_import_helpers_is_fast_and_does_not_import_cupy() -> None:
 
 
 def test_backend_detection_is_quick_and_quiet() -> None:
-    code = ("import time, warnings; warnings.simplefilter('error'); from helpers import backend; "
+    code = ("import time, warnings; warnings.simplefilter('error'); from helpers.engine import backend; "
             "t = time.perf_counter(); backend.detect(); print(time.perf_counter() - t)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stderr == "" and float(out.stdout) < 5.0

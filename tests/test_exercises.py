@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import exercises, kernels, nvrtc
+from helpers import exercises
+from helpers.engine import kernels
+from helpers.engine import nvrtc
 from helpers.exercises import run
 from helpers.exercises.spec import EXERCISES_DIR
 

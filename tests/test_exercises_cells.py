@@ -11,7 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import exercises, nvrtc
+from helpers import exercises
+from helpers.engine import nvrtc
 from helpers.exercises import grade, magic
 from helpers.exercises.spec import EXERCISES_DIR
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import expr
+from helpers.widgets import expr
 
 LANE = np.arange(32)
 VALUE = (LANE * 7) % 10

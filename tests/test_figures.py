@@ -10,9 +10,12 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from helpers import emulator, figures, style, warp
-from helpers.trace import Recorder
-from helpers.warp_reduce import warp_reduce_sum_trace
+from helpers.engine import emulator
+from helpers.viz import lanes as figures
+from helpers.viz import style
+from helpers.engine import warp
+from helpers.engine.trace import Recorder
+from helpers.topics.warp_reduce import warp_reduce_sum_trace
 
 matplotlib.use("Agg")
 pytestmark = pytest.mark.filterwarnings("ignore:Animation was deleted without rendering")

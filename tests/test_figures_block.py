@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from helpers import block_reduce as br
-from helpers import figures, figures_block as fb
+from helpers.topics import block_reduce as br
+from helpers.viz import lanes as figures
+from helpers.viz import block as fb
 
 CASES = [((48, 1), "sum", "seed"), ((48, 1), "sum", "fixed"), ((96, 2), "x", "seed"), ((96, 2), "x", "fixed"),
          ((32, 3), "y", "seed"), ((32, 5), "y", "fixed"), ((20, 5), "x", "fixed"), ((6, 4), "x", "seed")]

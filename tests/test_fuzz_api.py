@@ -16,9 +16,16 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from helpers import ballot_uses, block_reduce as br, emulator, expr, params, reduce as R, reduce_maps, warp
-from helpers import warp_reduce as wr
-from helpers import widgets
+from helpers.topics import ballot_uses
+from helpers.topics import block_reduce as br
+from helpers.engine import emulator
+from helpers.widgets import expr
+from helpers.engine import params
+from helpers.topics import reduce as R
+from helpers.topics import reduce_maps
+from helpers.engine import warp
+from helpers.topics import warp_reduce as wr
+from helpers.widgets import intrinsics as widgets
 
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix inputs
 EMU = "emulator"
@@ -45,7 +52,7 @@ def _calling(mask: int, active: np.ndarray) -> np.ndarray:
     return np.array([bool(active[lane]) and bool(mask >> lane & 1) for lane in range(LANES)])
 
 
-# ---------------------------------------------------------------- helpers.warp
+# ---------------------------------------------------------------- helpers.engine.warp
 
 SHUFFLES = {"down": warp.shfl_down, "up": warp.shfl_up, "xor": warp.shfl_xor, "idx": warp.shfl_idx}
 
@@ -168,7 +175,7 @@ def test_work_in_chunks_changes_nothing(values, delta, mask) -> None:
             assert np.array_equal(a, b)
 
 
-# ---------------------------------------------------------------- helpers.warp_reduce
+# ---------------------------------------------------------------- helpers.topics.warp_reduce
 
 OPS = st.sampled_from(wr.OPS)
 TREE_NAMES = ("values", "op", "width", "tree", "n_valid", "partial", "backend", "WARPLAB_BACKEND", "dtype")
@@ -258,7 +265,7 @@ def test_float_order_batch_exact_is_fsum(values) -> None:
         assert (b.ulps >= 0).all()
 
 
-# ---------------------------------------------------------------- helpers.block_reduce
+# ---------------------------------------------------------------- helpers.topics.block_reduce
 
 block_shapes = st.tuples(st.integers(1, 40), st.integers(1, 4))
 
@@ -293,7 +300,7 @@ def test_back_to_back_refuses_or_answers(first, second, op, barrier) -> None:
         assert r.first_defined and r.second_defined
 
 
-# ---------------------------------------------------------------- helpers.reduce (host side; no GPU here)
+# ---------------------------------------------------------------- helpers.topics.reduce (host side; no GPU here)
 
 versions = mixed(st.sampled_from(R.ALL_VERSIONS))
 blocks = mixed(st.sampled_from(R.BLOCKS) | st.sampled_from(R.BLOCKS).map(np.int64) | st.integers(-1, 2000))
@@ -330,7 +337,7 @@ def test_error_bound_refuses_or_bounds(x_abs_sum, n, version, block, first_grid)
 @fuzz(20)
 @given(version=versions, n=sizes, block=blocks, unroll=mixed(st.sampled_from(R.UNROLLS)))
 def test_plans_refuse_or_need_a_gpu(version, n, block, unroll) -> None:
-    from helpers.backend import detect
+    from helpers.engine.backend import detect
 
     if detect().usable:
         pytest.skip("a GPU is usable here: plans would launch kernels")
@@ -347,7 +354,7 @@ def test_reduce_maps_refuse_or_map(version, block) -> None:
         call(fn, version, block, names=names)
 
 
-# ---------------------------------------------------------------- helpers.expr and the widgets' inputs
+# ---------------------------------------------------------------- helpers.widgets.expr and the widgets' inputs
 
 TOKENS = ["lane", "value", "warp", "n", "0", "1", "3", "32", "2**70", "-", "+", "*", "//", "%", "**", "&", "|", "^",
           "~", "<<", ">>", "==", "!=", "<", ">=", " and ", " or ", "not ", "(", ")", " if ", " else ", "True", "1.5",
@@ -394,7 +401,7 @@ def test_widget_inputs_refuse_or_answer(kind, n, seed, pkind, k, expression) -> 
             assert pred.shape == (LANES,) and pred.dtype == bool
 
 
-# ---------------------------------------------------------------- helpers.ballot_uses
+# ---------------------------------------------------------------- helpers.topics.ballot_uses
 
 @fuzz(40)
 @given(pred=st.one_of(hnp.arrays(bool, (LANES,)), any_values()), values=st.one_of(

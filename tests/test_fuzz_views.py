@@ -20,8 +20,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
-from helpers import data, figures, figures_reduce as F, widgets, widgets_reduce as W
-from helpers import widgets_reduce as WR
+from helpers import data
+from helpers.viz import lanes as figures
+from helpers.viz import ladder as F
+from helpers.widgets import intrinsics as widgets
+from helpers.widgets import reduce as W
+from helpers.widgets import reduce as WR
 
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
 EMU = "emulator"

@@ -12,11 +12,21 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from helpers import backend, ballot_uses, block_reduce as br, emulator, expr, params, reduce as R, reduce_maps, trace
-from helpers import widgets_reduce as WR
-from helpers import warp, warp_reduce as wr, widgets
-from helpers import figures_reduce as F
-from helpers import widgets_reduce as W
+from helpers.engine import backend
+from helpers.topics import ballot_uses
+from helpers.topics import block_reduce as br
+from helpers.engine import emulator
+from helpers.widgets import expr
+from helpers.engine import params
+from helpers.topics import reduce as R
+from helpers.topics import reduce_maps
+from helpers.engine import trace
+from helpers.widgets import reduce as WR
+from helpers.engine import warp
+from helpers.topics import warp_reduce as wr
+from helpers.widgets import intrinsics as widgets
+from helpers.viz import ladder as F
+from helpers.widgets import reduce as W
 
 EMU = "emulator"
 LANE = np.arange(32)
@@ -377,7 +387,7 @@ def test_7_lanes_map_labels_only_the_outer_panels() -> None:
 ])
 def test_7_explorers_show_a_setting_seen_before_from_memory(build, control, values, monkeypatch) -> None:
     pytest.importorskip("ipywidgets")
-    from helpers import figures
+    from helpers.viz import lanes as figures
 
     rendered = []
     real = figures.figure_png
@@ -401,7 +411,7 @@ def _all_children(box):
 
 def test_7_ladder_explorer_renders_a_map_once(monkeypatch) -> None:
     pytest.importorskip("ipywidgets")
-    from helpers import figures
+    from helpers.viz import lanes as figures
 
     calls = []
     real = figures.figure_png

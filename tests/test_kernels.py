@@ -13,8 +13,9 @@ import hashlib
 
 import pytest
 
-from helpers import kernels, nvrtc
-from helpers.kernel_registry import registry
+from helpers.engine import kernels
+from helpers.engine import nvrtc
+from helpers.topics.registry import registry
 
 STALE = "kernels/shipped/ is out of date: run ./warplab ship (needs NVRTC) and commit kernels/shipped/"
 
@@ -41,7 +42,7 @@ def _shipped_entries() -> dict[tuple[str, str, tuple[str, ...]], dict]:
 
 def test_shipped_ptx_covers_every_build_and_matches_its_source() -> None:
     entries = _shipped_entries()
-    builds = {(b.name, b.arch, b.defines): b for b in kernels.shipped_builds()}
+    builds = {(b.name, b.arch, b.defines): b for b in kernels.shipped_builds(registry())}
     assert set(entries) == set(builds), f"{STALE}: missing {set(builds) - set(entries)}, extra {set(entries) - set(builds)}"
     for key, b in builds.items():
         e = entries[key]
@@ -71,7 +72,7 @@ def test_shipped_folder_holds_only_what_the_manifest_names() -> None:
 
 
 def test_shipped_unroll_builds_cover_every_unroll_the_ladder_offers() -> None:
-    from helpers.reduce import UNROLLS
+    from helpers.topics.reduce import UNROLLS
 
     for name, variants in kernels.SHIPPED_DEFINES.items():
         assert {f"REDUCE_UNROLL={u}" for u in UNROLLS} == {d for v in variants for d in v}, name
@@ -84,7 +85,7 @@ def _same_compiler(compiler: dict[str, str]) -> str:
 
 
 @pytest.mark.needs_nvrtc
-@pytest.mark.parametrize("build", kernels.shipped_builds(), ids=lambda b: b.file)
+@pytest.mark.parametrize("build", kernels.shipped_builds(registry()), ids=lambda b: b.file)
 def test_shipped_ptx_is_what_nvrtc_makes(build: kernels.Build) -> None:
     text, lowered = kernels.compile_shipped(build)  # also this suite's compile check for sm_90
     assert text.count(".entry") == len(build.name_expressions)

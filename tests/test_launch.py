@@ -1,10 +1,12 @@
-"""helpers.launch: kernels/ on the machine from the shipped PTX, the machine's report beside the values."""
+"""helpers.topics.launch: kernels/ on the machine from the shipped PTX, the machine's report beside the values."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers import kernels, launch as L, nvrtc
+from helpers.engine import kernels
+from helpers.topics import launch as L
+from helpers.engine import nvrtc
 
 SUM = ("warp_reduce_sum", "warp_reduce_sum_kernel<int>")
 

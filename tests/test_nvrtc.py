@@ -1,9 +1,9 @@
-"""helpers.nvrtc: CUDA C to PTX through NVRTC alone (ctypes; no CuPy, no GPU)."""
+"""helpers.engine.nvrtc: CUDA C to PTX through NVRTC alone (ctypes; no CuPy, no GPU)."""
 from __future__ import annotations
 
 import pytest
 
-from helpers import nvrtc
+from helpers.engine import nvrtc
 
 _SRC = """
 template <typename T> __global__ void twice(T* x) { x[threadIdx.x] *= 2; }

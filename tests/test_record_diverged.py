@@ -1,4 +1,4 @@
-"""The undefined-call recording (helpers.record_diverged): its summary, on made-up hardware buffers,
+"""The undefined-call recording (helpers.recording.record_diverged): its summary, on made-up hardware buffers,
 and what notebook 01 prints with and without a recording. The GPU side is scripts/gpu/diverged.sh."""
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from helpers import data, emulator, kernels, record_diverged as rd, warp
+from helpers import data
+from helpers.engine import emulator
+from helpers.engine import kernels
+from helpers.recording import record_diverged as rd
+from helpers.engine import warp
 
 LANE = np.arange(32, dtype=np.int32)
 
@@ -157,7 +161,7 @@ def test_observations_reduce_each_recorded_part() -> None:
 
 
 def test_table_and_figure_are_drawn_from_the_recording() -> None:
-    from helpers import figures_diverged as fd
+    from helpers.viz import diverged as fd
 
     rec = _fake_recording()
     text = fd.table_markdown(rec=rec)

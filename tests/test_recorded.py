@@ -4,15 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import cases, data
-from helpers.record import trace_inputs
-from helpers.trace import Trace
-from helpers.warp_reduce import warp_reduce_sum_trace
+from helpers import data
+from helpers.engine import cases
+from helpers.recording.record import trace_inputs
+from helpers.engine.trace import Trace
+from helpers.topics.warp_reduce import warp_reduce_sum_trace
 
 
 def _needs(name: str) -> dict:
     if not data.exists(name):
-        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.record on a GPU writes it)")
+        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.recording.record on a GPU writes it)")
     return data.load(name)
 
 
@@ -49,8 +50,8 @@ def test_emulator_reproduces_recorded_traces() -> None:
 
 
 def test_exited_reads_are_flagged_undefined() -> None:
-    from helpers import warp
-    from helpers.record import classify_exited_reads, exited_read_inputs
+    from helpers.engine import warp
+    from helpers.recording.record import classify_exited_reads, exited_read_inputs
 
     values, active, deltas = exited_read_inputs(n_warps=64)
     n = 0

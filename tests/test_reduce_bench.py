@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from helpers import backend, bench, data
-from helpers import reduce as R
+from helpers import data
+from helpers.engine import backend
+from helpers.bench import timing as bench
+from helpers.topics import reduce as R
 
 
 def _row(name: str, n: int, total_us: float, block: int | None = 256, **extra: Any) -> dict[str, Any]:

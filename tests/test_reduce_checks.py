@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import reduce_checks as C
+from helpers.recording import tool_output as C
 
 MEMCHECK_SEED = """\
 ========= COMPUTE-SANITIZER

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import reduce as R
+from helpers.topics import reduce as R
 
 
 @pytest.mark.parametrize("block", [32, 100, 2048, 0, -256, 256.0, True, "256"])
@@ -99,7 +99,7 @@ def test_registry_lists_every_instantiation() -> None:
     assert R.REDUCE_KERNELS["seed_reduce_v4"] == ("seed_reduce_v4<128>", "seed_reduce_v4<256>")
     assert R.REDUCE_KERNELS["reduce_timing"] == ("reduce_empty", "reduce_spin")
     assert R.kernel_name("v4_legacy", 64) == "reduce_v4_legacy<64>"
-    from helpers.kernel_registry import registry
+    from helpers.topics.registry import registry
 
     assert set(R.REDUCE_KERNELS) <= set(registry())
 

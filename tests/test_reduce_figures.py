@@ -8,8 +8,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
-from helpers import figures_reduce as F
-from helpers import widgets_reduce as WR
+from helpers.viz import ladder as F
+from helpers.widgets import reduce as WR
 
 from test_reduce_bench import fake_ladder
 

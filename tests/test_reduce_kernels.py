@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from helpers import kernels
-from helpers.reduce import REDUCE_KERNELS
+from helpers.engine import kernels
+from helpers.topics.reduce import REDUCE_KERNELS
 
 @pytest.mark.needs_nvrtc
 @pytest.mark.parametrize("arch", kernels.ARCHS)
@@ -52,7 +52,7 @@ def test_v4_synchronises_the_last_warp_and_legacy_does_not() -> None:
 
 @pytest.mark.needs_nvrtc
 def test_barriers_in_the_ptx_match_the_maps() -> None:
-    from helpers.reduce_maps import barriers
+    from helpers.topics.reduce_maps import barriers
 
     # v2's loop is unrolled by the compiler for a constant BLOCK; count block barriers in the PTX
     for v in ("v5", "v7", "v8"):

@@ -1,5 +1,5 @@
 """The ladder's maps, measured: the SIMT machine's trace of one block of the real kernels in
-``kernels/reduce_v*.cu`` (helpers.reduce_maps), checked against facts of the kernels' loops worked
+``kernels/reduce_v*.cu`` (helpers.topics.reduce_maps), checked against facts of the kernels' loops worked
 out by hand, and the full reductions on the machine against exact sums (the GPU test checks that
 the GPU and the machine agree on every defined value)."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import reduce as R
-from helpers import reduce_maps as M
+from helpers.topics import reduce as R
+from helpers.topics import reduce_maps as M
 
 BLOCKS = (64, 128, 256, 512, 1024)
 
@@ -149,7 +149,7 @@ def test_machine_sizes_are_bounded_and_say_so() -> None:
 def test_the_recorded_sass_differs_from_the_ptx_where_notebook_05_says() -> None:
     """ptxas if-converts v0..v2's guard (one SASS branch against the PTX's ten); v1's SASS has one
     shared load fewer than its PTX, v4's more (data/machine_sass.json.gz)."""
-    from helpers.proof import counters as P
+    from helpers.recording.proof import counters as P
 
     c = {v: P.sass_counts(v) for v in ("v0", "v1", "v2", "v4")}
     if any(x is None for x in c.values()):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import data, kernels
-from helpers import warp_reduce as wr
-from helpers.trace import Trace
+from helpers import data
+from helpers.engine import kernels
+from helpers.topics import warp_reduce as wr
+from helpers.engine.trace import Trace
 
 EMU = "emulator"
 RNG = np.random.default_rng(2026)
@@ -181,7 +182,7 @@ def test_anchors_exist() -> None:
 
 def _needs(name: str) -> dict:
     if not data.exists(name):
-        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.record on a GPU writes it)")
+        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.recording.record on a GPU writes it)")
     return data.load(name)
 
 
@@ -207,7 +208,7 @@ def test_emulator_reproduces_recorded_methods() -> None:
 
 def test_64_bit_values_take_two_shfl_sync_per_shuffle() -> None:
     """Notebook 02: 'one shfl.sync per shuffle' holds for 32-bit types only (PTX shfl.sync is .b32)."""
-    from helpers.nvrtc import NvrtcUnavailable
+    from helpers.engine.nvrtc import NvrtcUnavailable
 
     try:
         by_type = {d: wr.shuffle_ptx(d) for d in ("int32", "float32", "float64")}
@@ -226,7 +227,7 @@ def test_64_bit_values_take_two_shfl_sync_per_shuffle() -> None:
 
 def test_results_and_traces_come_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every topic function launches its kernel from kernels/ (no Python copy of the tree)."""
-    from helpers import launch as L
+    from helpers.topics import launch as L
 
     seen: list[tuple[str, str]] = []
     real = L.launch
@@ -264,7 +265,7 @@ def test_64_bit_traces_join_the_two_32_bit_shuffles() -> None:
 
 
 def test_chunks_give_what_one_launch_gives(monkeypatch: pytest.MonkeyPatch) -> None:
-    from helpers import params
+    from helpers.engine import params
 
     v = _values("int32", (7, 32))
     whole = wr.compare_methods(v, "sum", backend=EMU)
@@ -289,7 +290,7 @@ def test_the_machine_trace_flags_what_a_lane_holds_between_shuffles() -> None:
 
 
 def test_ops_module_is_the_one_operator_table() -> None:
-    from helpers import ops
+    from helpers.engine import ops
 
     assert wr.OPS is ops.OPS and wr.identity is ops.identity and wr.reference is ops.reference
     assert ops.op_exprs("k<{t}, {op}>", ("float32",)) == tuple(

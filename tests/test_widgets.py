@@ -11,7 +11,11 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from helpers import emulator, explorer, figures, warp, widgets
+from helpers.engine import emulator
+from helpers.widgets import base as explorer
+from helpers.viz import lanes as figures
+from helpers.engine import warp
+from helpers.widgets import intrinsics as widgets
 
 LANE = np.arange(32)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

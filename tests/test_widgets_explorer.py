@@ -1,10 +1,14 @@
-"""The one explorer base (helpers.explorer): the wiring every explorer uses, tested on a toy view."""
+"""The one explorer base (helpers.widgets.base): the wiring every explorer uses, tested on a toy view."""
 from __future__ import annotations
 
 import pytest
 from matplotlib.figure import Figure
 
-from helpers import explorer, figures, widgets, widgets_allreduce, widgets_reduce
+from helpers.widgets import base as explorer
+from helpers.viz import lanes as figures
+from helpers.widgets import intrinsics as widgets
+from helpers.widgets import allreduce as widgets_allreduce
+from helpers.widgets import reduce as widgets_reduce
 
 ipywidgets = pytest.importorskip("ipywidgets")
 

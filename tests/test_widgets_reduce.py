@@ -9,9 +9,11 @@ import time
 import numpy as np
 import pytest
 
-from helpers import block_reduce as br
-from helpers import data, figures, warp_reduce as wr
-from helpers import widgets_reduce as W
+from helpers.topics import block_reduce as br
+from helpers import data
+from helpers.viz import lanes as figures
+from helpers.topics import warp_reduce as wr
+from helpers.widgets import reduce as W
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +25,7 @@ def emulator_backend(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_figures(monkeypatch: pytest.MonkeyPatch) -> list:
     calls: list = []
     monkeypatch.setattr(figures, "trace_figure", lambda *a, **k: calls.append(a) or "fig")
-    from helpers import figures_block
+    from helpers.viz import block as figures_block
     monkeypatch.setattr(figures_block, "block_grid_figure", lambda *a, **k: calls.append(a) or "fig")
     return calls
 

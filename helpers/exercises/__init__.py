@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .catalog import EXERCISES, by_notebook, get
-from .run import STATUSES, Result
+from helpers.exercises.catalog import EXERCISES, by_notebook, get
+from helpers.exercises.run import STATUSES, Result
 
 
 def names() -> list[str]:
@@ -38,14 +38,14 @@ def check(name: str, source: str, *, seed: Optional[int] = None, engine: Optiona
     on (2 under a ``%%exercise`` line), so messages use the cell's line numbers. Bad code never
     raises: the :class:`Result` says what is wrong. Raises ValueError for an unknown ``name``.
     """
-    from .run import check as _check_one
+    from helpers.exercises.run import check as _check_one
 
     return _check_one(get(name), source, seed=seed, engine=engine, first_line=first_line)
 
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's InteractiveShell
     """``%load_ext helpers.exercises``: register the ``%%exercise NAME`` cell magic."""
-    from .magic import register
+    from helpers.exercises.magic import register
 
     register(ipython)
 

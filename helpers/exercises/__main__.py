@@ -1,4 +1,4 @@
 """``python -m helpers.exercises list | check NAME FILE | grade NOTEBOOKS... [--csv FILE]``."""
-from .grade import main
+from helpers.exercises.grade import main
 
 raise SystemExit(main())

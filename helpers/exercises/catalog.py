@@ -1,10 +1,10 @@
 """Every exercise, by name, in the order of the notebooks."""
 from __future__ import annotations
 
-from .ladder import BLOCK_TREE_SUM, LAST_WARP_SUM, THREAD_SUM_VEC4
-from .spec import Exercise
-from .warp_block import BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, WARP_REDUCE_MAX
-from .warp_lanes import BALLOT_RANK, BUTTERFLY_SUM16, SEGMENT_SUM16, WARP_AGGREGATED_APPEND, WARP_SUM_ALL
+from helpers.exercises.ladder import BLOCK_TREE_SUM, LAST_WARP_SUM, THREAD_SUM_VEC4
+from helpers.exercises.spec import Exercise
+from helpers.exercises.warp_block import BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, WARP_REDUCE_MAX
+from helpers.exercises.warp_lanes import BALLOT_RANK, BUTTERFLY_SUM16, SEGMENT_SUM16, WARP_AGGREGATED_APPEND, WARP_SUM_ALL
 
 EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in sorted(
     (BALLOT_RANK, WARP_AGGREGATED_APPEND, WARP_SUM_ALL, SEGMENT_SUM16, WARP_REDUCE_MAX, BUTTERFLY_SUM16,

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .spec import fmt, lane_ranges
+from helpers.exercises.spec import fmt, lane_ranges
 
 U32 = 2.0 ** -24
 

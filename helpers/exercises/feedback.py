@@ -5,8 +5,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .run import KIND_TITLES, Result, finding_sentence, is_hazard, trace_launch, undefined_reads, where
-from .spec import Case, Exercise, Mismatch
+from helpers.exercises.run import KIND_TITLES, Result, finding_sentence, is_hazard, trace_launch, undefined_reads, where
+from helpers.exercises.spec import Case, Exercise, Mismatch
 
 MACHINE = "the SIMT machine"
 

@@ -11,9 +11,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import kernels
-from .run import OPTIONS, program
-from .spec import Case, Exercise, Mismatch
+from helpers.engine import kernels
+from helpers.exercises.run import OPTIONS, program
+from helpers.exercises.spec import Case, Exercise, Mismatch
 
 REPEATS = 20
 WARMUP = 3
@@ -29,7 +29,7 @@ def run(ex: Exercise, code: str, cases: Sequence[Case]) -> tuple[list[Optional[M
     """(mismatch of each launch on the GPU, lines for the feedback, timing lines)."""
     import cupy as cp
 
-    from .. import backend
+    from helpers.engine import backend
 
     gpu = backend.detect().gpu_name or "the GPU"
     kernel = _module(cp, code).get_function(ex.kernel)

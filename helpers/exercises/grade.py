@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from .catalog import EXERCISES
+from helpers.exercises.catalog import EXERCISES
 
 MAGIC = "%%exercise"
 
@@ -59,7 +59,7 @@ def answers(path: Path) -> dict[str, str]:
 def grade(paths: Sequence[Path], *, seed: int = 0, by_folder: bool = False, engine: Optional[str] = "machine",
           progress: bool = True) -> list[Grade]:
     """Grade every exercise cell of every notebook in ``paths``."""
-    from . import check
+    from helpers.exercises import check
 
     grades: list[Grade] = []
     for path in paths:
@@ -129,7 +129,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{ex.notebook}  {ex.name:<24} {ex.signature}")
         return 0
     if args.command == "check":
-        from . import check
+        from helpers.exercises import check
 
         r = check(args.name, args.file.read_text(), seed=args.seed)
         print(r.feedback)

@@ -8,8 +8,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import compare
-from .spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges
+from helpers.exercises import compare
+from helpers.exercises.spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges
 
 V4_BLOCKS = (64, 128, 256, 512, 1024)
 
@@ -257,7 +257,7 @@ _V4_LOAD = re.compile(r"^ld(\.global)?(\.nc)?(\.[a-z]+)*\.v4\.(f32|b32|u32|s32)"
 
 
 def vec4_machine_check(reports: Sequence[Any], cases: Sequence[Case], module: Any) -> Optional[str]:
-    from .run import CELL
+    from helpers.exercises.run import CELL
 
     for rep, case in zip(reports, cases):
         vectors = case.data["n"] // 4

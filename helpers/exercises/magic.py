@@ -16,8 +16,8 @@ from __future__ import annotations
 import html
 from typing import Any, Optional
 
-from .catalog import EXERCISES, get
-from .spec import Exercise
+from helpers.exercises.catalog import EXERCISES, get
+from helpers.exercises.spec import Exercise
 
 BUTTONS_TEXT = "[hint and solution buttons: run this cell in JupyterLab to use them]"
 FIRST_LINE = 2   # the code starts under the %%exercise line: line 2 of the cell
@@ -89,7 +89,7 @@ def outputs(name: str, source: str, *, seed: Optional[int] = None, engine: Optio
         text = (f"%%exercise needs the name of an exercise on its first line: one of {known}"
                 + (f"; got {name!r}." if name else "."))
         return [_Html(f'<div class="warplab-exercise"><b>{html.escape(text)}</b></div>', text)]
-    from . import check
+    from helpers.exercises import check
 
     ex = get(name)
     try:

@@ -20,8 +20,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import kernels, nvrtc
-from .spec import Case, Exercise, Mismatch, lane_ranges
+from helpers.engine import kernels
+from helpers.engine import nvrtc
+from helpers.exercises.spec import Case, Exercise, Mismatch, lane_ranges
 
 CELL = "cell"   # the file name of the learner's code in NVRTC's log and in the PTX line table
 
@@ -67,13 +68,13 @@ class Result:
 
     def html(self) -> str:
         """The feedback as HTML, with the lane figure of the first wrong result."""
-        from .view import result_html
+        from helpers.exercises.view import result_html
 
         return result_html(self)
 
     def figure(self) -> Any:
         """The expected-against-got lane figure, or None."""
-        from .view import mismatch_figure
+        from helpers.exercises.view import mismatch_figure
 
         return mismatch_figure(self.mismatch) if self.mismatch and self.mismatch.rows else None
 
@@ -217,7 +218,7 @@ def undefined_reads(report: Any, warps: Sequence[int], threads: int) -> list[str
 
 def _engine(engine: Optional[str]) -> str:
     if engine is None:
-        from .. import backend
+        from helpers.engine import backend
 
         return "gpu" if backend.resolve() == "cupy" else "machine"
     if engine not in ("machine", "gpu"):
@@ -228,7 +229,7 @@ def _engine(engine: Optional[str]) -> str:
 def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Optional[str] = None,
           first_line: int = 1) -> Result:
     """Grade ``source`` (the learner's CUDA C) against exercise ``ex``; never raises for bad code."""
-    from . import feedback
+    from helpers.exercises import feedback
 
     t0 = time.perf_counter()
     if not isinstance(source, str):
@@ -239,7 +240,7 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
         return feedback.no_nvrtc(ex, time.perf_counter() - t0)
     engine = _engine(engine)
     seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
-    from .. import machine
+    from helpers import machine
 
     code = program(ex, source, first_line)
     try:
@@ -265,7 +266,7 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     gpu_lines: list[str] = []
     timings: tuple[str, ...] = ()
     if engine == "gpu":
-        from . import gpu
+        from helpers.exercises import gpu
 
         gpu_mismatches, gpu_lines, timings = gpu.run(ex, code, cases)
         mismatches = [m or g for m, g in zip(mismatches, gpu_mismatches)]
@@ -282,8 +283,8 @@ BUDGET_AFTER_FAILURE_S = 0.5
 def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
     """Launch on the machine: (cases run, their reports, the first mismatch of each), or a Result
     when the machine cannot run the code."""
-    from . import feedback
-    from ..machine import MachineError, UnsupportedInstruction
+    from helpers.exercises import feedback
+    from helpers.machine import MachineError, UnsupportedInstruction
 
     ran, reports, mismatches = [], [], []
     failed_at: Optional[float] = None

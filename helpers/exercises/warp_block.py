@@ -5,8 +5,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import compare
-from .spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt
+from helpers.exercises import compare
+from helpers.exercises.spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt
 
 FULL_WARP_BLOCKS = tuple(range(32, 1025, 32))
 

@@ -6,9 +6,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import compare
-from .spec import LANES, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges
-from .warp_block import FULL_WARP_BLOCKS
+from helpers.exercises import compare
+from helpers.exercises.spec import LANES, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges
+from helpers.exercises.warp_block import FULL_WARP_BLOCKS
 
 LANE = np.arange(LANES)
 
@@ -262,7 +262,7 @@ def aggregated_judge(case: Case) -> Optional[Mismatch]:
 
 def atomics_made(report: Any) -> int:
     """How many thread-level atomic operations ran from lines of the learner's cell."""
-    from .run import CELL
+    from helpers.exercises.run import CELL
 
     n = 0
     for row in report.counters.per_instruction:

@@ -33,7 +33,7 @@ The :class:`Report`:
   wavefronts (32 banks of 4-byte words, broadcast), global requests and 32-byte sectors, barriers.
 * ``trace`` (with ``trace=True``): ``MachineTrace``: ``.events`` (one row per warp per executed
   instruction: step, pc, warp, active mask, predicated-on mask, line) and ``.shuffles(dtype)``, a
-  :class:`helpers.trace.Trace` of every shuffle.
+  :class:`helpers.engine.trace.Trace` of every shuffle.
 * ``fma_contractable``: mul/add pairs without rounding modifiers that ptxas may fuse on hardware.
 * ``undefined_globals``, ``steps``, ``clean``, ``kinds()``, ``of_kind(kind)``, ``summary()``.
 
@@ -48,8 +48,8 @@ as ``sin.approx`` are refused). A ``trap`` (a failed device assert) raises :clas
 docs/machine.md has the execution model, what is and is not modelled, and the PTX ISA / Programming
 Guide section behind each rule.
 """
-from .module import Kernel, RawModule, kernel_module
-from .report import KINDS, Counters, Finding, MachineError, Report, UnsupportedInstruction
+from helpers.machine.module import Kernel, RawModule, kernel_module
+from helpers.machine.report import KINDS, Counters, Finding, MachineError, Report, UnsupportedInstruction
 
 __all__ = ["RawModule", "Kernel", "kernel_module", "Report", "Finding", "Counters", "KINDS", "MachineError",
            "UnsupportedInstruction"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .ptx import Function, Pair, Reg, Vec
+from helpers.machine.ptx import Function, Pair, Reg, Vec
 
 _NO_DEST = {"st", "red", "bar", "barrier", "bra", "ret", "exit", "trap", "membar", "fence", "prefetch",
             "prefetchu", "nanosleep", "brkpt", "pmevent"}

@@ -21,9 +21,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import values as V
-from .ptx import Addr, Imm, Instr, Pair, Reg, Sym, Vec, type_size
-from .report import UnsupportedInstruction
+from helpers.machine import values as V
+from helpers.machine.ptx import Addr, Imm, Instr, Pair, Reg, Sym, Vec, type_size
+from helpers.machine.report import UnsupportedInstruction
 
 NP = {"b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint16, "u16": np.uint16, "s16": np.int16,
       "b32": np.uint32, "u32": np.uint32, "s32": np.int32, "b64": np.uint64, "u64": np.uint64,
@@ -1437,7 +1437,7 @@ def _shfl(ins: Instr, fn):
     a, b, c, m = ins.operands[1:5]
     if pdst is not None and pdst.name not in registers_read(fn):
         pdst = None  # NVRTC names the predicate but nothing reads it: skip computing it
-    from .warpsync import shfl_compute
+    from helpers.machine.warpsync import shfl_compute
     return _ws_op(ins, f"shfl.sync.{mode}.b32", [a, b, c], ["b32", "b32", "b32"], m, [dst, pdst], ["b32", "pred"],
                   shfl_compute(mode, pdst is not None))
 
@@ -1449,7 +1449,7 @@ def _vote(ins: Instr, fn):
         raise Unsupported("vote without .sync is not available on sm_70+")
     mode = next(m for m in mods if m in ("all", "any", "uni", "ballot"))
     d, a, m = ins.operands
-    from .warpsync import vote_compute
+    from helpers.machine.warpsync import vote_compute
     return _ws_op(ins, f"vote.sync.{mode}", [a], ["pred"], m, [d], ["b32" if mode == "ballot" else "pred"],
                   vote_compute(mode))
 
@@ -1462,7 +1462,7 @@ def _match(ins: Instr, fn):
     d = ins.operands[0]
     dst, pdst = (d.first, d.second) if isinstance(d, Pair) else (d, None)
     a, m = ins.operands[1:3]
-    from .warpsync import match_compute
+    from helpers.machine.warpsync import match_compute
     return _ws_op(ins, f"match.{mode}.sync.{t}", [a], [t], m, [dst, pdst], ["b32", "pred"], match_compute(mode, t))
 
 
@@ -1473,5 +1473,5 @@ def _redux(ins: Instr, fn):
     if t not in ("u32", "s32", "b32"):
         raise Unsupported(f"redux.sync.{op}.{t} is not implemented")
     d, a, m = ins.operands
-    from .warpsync import redux_compute
+    from helpers.machine.warpsync import redux_compute
     return _ws_op(ins, f"redux.sync.{op}.{t}", [a], [t], m, [d], [t], redux_compute(op, t))

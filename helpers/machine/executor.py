@@ -41,12 +41,12 @@ from typing import Optional
 
 import numpy as np
 
-from . import decode as dec
-from . import memory as mem
-from .memory import BYTES, CLK, EP, NREC, PC, REL, TID
-from .ptx import Addr, Function, Module, Reg, Sym, type_size
-from .report import Counters, Finding, MachineError, Report, UnsupportedInstruction
-from .warpsync import BadOperand
+from helpers.machine import decode as dec
+from helpers.machine import memory as mem
+from helpers.machine.memory import BYTES, CLK, EP, NREC, PC, REL, TID
+from helpers.machine.ptx import Addr, Function, Module, Reg, Sym, type_size
+from helpers.machine.report import Counters, Finding, MachineError, Report, UnsupportedInstruction
+from helpers.machine.warpsync import BadOperand
 
 RUN, BAR, WS, EXIT = 0, 1, 2, 3
 LANE = np.arange(32, dtype=np.int64)
@@ -507,7 +507,7 @@ class Launch:
     def taint_branch(self, threads: np.ndarray, p: int) -> None:
         """``threads`` branch at ``p`` on an undefined value: every register a path of this branch may
         write is undefined from here, and so is whatever they write until the paths join again."""
-        from .cfg import flow
+        from helpers.machine.cfg import flow
 
         self.uctl[p] = self.uctl.get(p, 0) + int(threads.size)
         join, regs, pcs = flow(self.fn).region(p)
@@ -1144,7 +1144,7 @@ class Launch:
         by the Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions": all non-exited
         threads named in mask must execute *the same* intrinsic with the same mask, or the result is
         undefined), reported once per instruction as ``undefined_shuffle``. Every result of such a row
-        is undefined (as :func:`helpers.emulator.call_defined` says for a lane alive elsewhere):
+        is undefined (as :func:`helpers.engine.emulator.call_defined` says for a lane alive elsewhere):
 
         * ``forced``: lanes named in the mask wait at a non-matching instruction (already reported);
         * the callers come from different instructions (another line): PTX ISA 9.7.9.6 / 9.7.12.8
@@ -1637,7 +1637,7 @@ class Launch:
         counters = Counters(per_warp=dict(self.cw), by_pc=dict(self.ci), instrs=self.fn.instrs)
         trace = None
         if self.trace_on:
-            from .trace import MachineTrace
+            from helpers.machine.trace import MachineTrace
             trace = MachineTrace(self)
         ug: dict[str, list] = {}
         for name, a, al in self.extra:

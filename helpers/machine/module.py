@@ -8,15 +8,15 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import ptx as ptxmod
-from .report import MachineError, Report
+from helpers.machine import ptx as ptxmod
+from helpers.machine.report import MachineError, Report
 
 DEFAULT_ARCH = "compute_90"
 
 
 @functools.lru_cache(maxsize=64)
 def _compile(code: str, options: tuple[str, ...], name_expressions: tuple[str, ...]) -> tuple[str, dict]:
-    from .. import nvrtc
+    from helpers.engine import nvrtc
 
     opts = list(options)
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in opts):
@@ -81,13 +81,13 @@ the name expressions NVRTC lowered, when it came from a compilation). Parsing is
 def kernel_module(name: str, name_expressions: Sequence[str] = (), defines: Sequence[str] = (),
                   options: Sequence[str] = ()) -> RawModule:
     """``kernels/NAME.cu`` as a machine :class:`RawModule` (``-std=c++17``, the include paths of
-    :func:`helpers.kernels.include_options`, ``-DNAME`` for each of ``defines``). Cached."""
+    :func:`helpers.engine.kernels.include_options`, ``-DNAME`` for each of ``defines``). Cached."""
     return _kernel_module(name, tuple(name_expressions), tuple(defines), tuple(options))
 
 
 @functools.lru_cache(maxsize=128)
 def _kernel_module(name: str, name_expressions: tuple, defines: tuple, options: tuple) -> RawModule:
-    from .. import kernels
+    from helpers.engine import kernels
 
     opts = ("-std=c++17", *(f"-D{d}" for d in defines), *options, *kernels.include_options(),
             f"--filename={name}.cu")
@@ -117,7 +117,7 @@ class Kernel:
         scalar holding the variable's bytes}; e.g. the trace sink of ``-DWARPLAB_TRACE`` kernels:
         ``{"warplab_trace_sink": (held, received, src, np.int64(n_slots), np.int32(n_steps))}``.
         """
-        from .executor import launch
+        from helpers.machine.executor import launch
 
         if shared_mem < 0:
             raise ValueError(f"shared_mem must be >= 0 bytes; got {shared_mem}")

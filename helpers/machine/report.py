@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .ptx import Loc
+from helpers.machine.ptx import Loc
 
 KINDS = ("race", "out_of_bounds", "misaligned", "uninitialized", "undefined_shuffle", "divergent_barrier",
          "deadlock")

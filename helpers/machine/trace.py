@@ -1,13 +1,13 @@
 """What the machine records with ``trace=True``: every executed warp-instruction, and the shuffles in
-the project's one trace format (:class:`helpers.trace.Trace`)."""
+the project's one trace format (:class:`helpers.engine.trace.Trace`)."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import emulator
-from ..trace import Trace
+from helpers.engine import emulator
+from helpers.engine.trace import Trace
 
 MEMORY_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("store", bool), ("shared", bool), ("tid", np.int64),
                          ("arg", np.int64), ("index", np.int64), ("bits", np.uint64), ("defined", bool)])
@@ -26,7 +26,7 @@ class MachineTrace:
     ``shared``: one row per warp-level shared-memory request (``step``, ``pc``, ``warp`` as in
     ``events``, and ``wavefronts``: the request's bank-conflict degree, as ``Counters`` counts it).
     ``ptx[pc]`` is the instruction's text. :meth:`shuffles` gives the shuffles as a
-    :class:`helpers.trace.Trace`.
+    :class:`helpers.engine.trace.Trace`.
     """
 
     def __init__(self, launch: Any) -> None:
@@ -57,7 +57,7 @@ class MachineTrace:
         return self.events[self.events["warp"] == warp]
 
     def shuffles(self, dtype: Any = np.uint32, warps: Optional[Sequence[int]] = None, title: str = "machine") -> Trace:
-        """Every ``shfl.sync`` the given warps executed, one step each, as a :class:`helpers.trace.Trace`.
+        """Every ``shfl.sync`` the given warps executed, one step each, as a :class:`helpers.engine.trace.Trace`.
 
         Step 0 is what the lanes offered to the first shuffle; step k >= 1 is shuffle k: ``held`` is
         the value each lane offered (the ``a`` operand: what it held going in), ``received`` what it
@@ -98,7 +98,7 @@ class MachineTrace:
 
     def block(self, block: tuple[int, int], dtype: Any, out_arg: int, title: str = "machine",
               label: Optional[Any] = None, out_index: Optional[Any] = None) -> Trace:
-        """The first block's run phase by phase, as a block :class:`helpers.trace.Trace` (see that module).
+        """The first block's run phase by phase, as a block :class:`helpers.engine.trace.Trace` (see that module).
 
         Phases are cut where the machine saw them: the block's barriers (``bar.sync``: a warp's
         operations between its k-th and (k+1)-th arrival are in interval k), then, inside an

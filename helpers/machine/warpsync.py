@@ -2,7 +2,7 @@
 ``vote.sync``, ``match.sync``, ``redux.sync`` over rows of 32 lanes.
 
 The rules (source lanes, clamp and segment mask, what is defined, ballot/any/all, match.any,
-redux add/min/max) are :mod:`helpers.emulator`'s, which is proven bit-exact against the H200; this
+redux add/min/max) are :mod:`helpers.engine.emulator`'s, which is proven bit-exact against the H200; this
 module only feeds it the PTX operands. A row is one (warp, member mask) group; ``callers`` marks the
 lanes that executed the instruction. A lane named in the mask that did not execute it (exited,
 elsewhere, or waiting at a non-matching instruction) is not a caller, so reading it is undefined.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import emulator
+from helpers.engine import emulator
 
 LANE = emulator.LANE
 

@@ -7,7 +7,7 @@
 #   BLOCK_STEPS="tests record" OUT=... bash scripts/gpu/block.sh   (default: every step)
 #
 # Steps: tests (pytest -m gpu tests/gpu/test_{warp,block}_reduce_gpu.py), record
-# (python3 -m helpers.record_reduce: traces, block results, and compute-sanitizer racecheck, in its
+# (python3 -m helpers.recording.record_reduce: traces, block results, and compute-sanitizer racecheck, in its
 # default report mode and with --racecheck-report all, and synccheck of every corrected block kernel,
 # of the seed's BlockYReduce and of two back-to-back BlockReduce calls, 8 processes at a time),
 # replay (the CPU tests against the fresh recordings). Every step runs under `timeout`; a failing
@@ -29,7 +29,7 @@ if has tests; then
 fi
 
 if has record; then
-  timeout 360 python3 -m helpers.record_reduce > "$LOG/record.log" 2>&1
+  timeout 360 python3 -m helpers.recording.record_reduce > "$LOG/record.log" 2>&1
   rc=$?; note record "exit $rc ($(grep -c UNEXPECTED "$LOG/record.log") unexpected sanitizer outcomes)"
 fi
 

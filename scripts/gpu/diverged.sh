@@ -20,11 +20,11 @@ mkdir -p "$PARTS"
 status=()
 note() { status+=("$1: $2"); echo "== diverged $1: $2"; }
 
-for p in $(python3 -m helpers.record_diverged --list); do
-  timeout 30 python3 -m helpers.record_diverged --part "$p" --out "$PARTS/$p.json" > "$LOG/$p.log" 2>&1
+for p in $(python3 -m helpers.recording.record_diverged --list); do
+  timeout 30 python3 -m helpers.recording.record_diverged --part "$p" --out "$PARTS/$p.json" > "$LOG/$p.log" 2>&1
   rc=$?; note "$p" "exit $rc$([ $rc -eq 124 ] && echo ' (timed out: the warp may have hung)')"
 done
-timeout 60 python3 -m helpers.record_diverged --combine "$PARTS" > "$LOG/combine.log" 2>&1
+timeout 60 python3 -m helpers.recording.record_diverged --combine "$PARTS" > "$LOG/combine.log" 2>&1
 note record "exit $? ($(tail -1 "$LOG/combine.log"))"
 
 timeout 200 python3 -m pytest -q -s -m gpu -p no:cacheprovider tests/gpu/test_equivalence.py \
@@ -34,6 +34,6 @@ note tests "exit $? ($(grep -h EQUIVALENCE "$LOG/tests.log"); $(tail -1 "$LOG/te
 echo
 echo "== diverged summary (logs in $LOG)"
 for s in "${status[@]}"; do echo "  $s"; done
-python3 -c 'import helpers.record_diverged as r; print(r.report())' 2>/dev/null | head -40
+python3 -c 'import helpers.recording.record_diverged as r; print(r.report())' 2>/dev/null | head -40
 grep -E "^(FAILED|ERROR)" "$LOG/tests.log" 2>/dev/null | head -20
 exit 0

@@ -11,7 +11,7 @@
 #
 # Steps (default all): kernels (every instantiation of kernels/, ~1-3 min: the driver JIT-compiles
 # the largest modules), programs (~1 min), sanitizer (~1-2 min), replay (python3 -m
-# helpers.proof.replay over all CPUs, with whatever is left of MACHINE_BUDGET seconds, default 400).
+# helpers.recording.proof.replay over all CPUs, with whatever is left of MACHINE_BUDGET seconds, default 400).
 # Every step runs under `timeout`; a failing step does not stop the others.
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
@@ -28,17 +28,17 @@ note() { status+=("$1: $2"); echo "== machine $1: $2"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 left() { local l=$(( BUDGET - ($(date +%s) - START) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 10 ] && l=10; echo "$l"; }
 
-# helpers.nvrtc looks in the nvidia wheels and /usr/local/cuda; otherwise point it at any libnvrtc.
-if ! python3 -c 'import helpers.nvrtc as n, sys; sys.exit(0 if n.available() else 1)' 2>/dev/null; then
+# helpers.engine.nvrtc looks in the nvidia wheels and /usr/local/cuda; otherwise point it at any libnvrtc.
+if ! python3 -c 'import helpers.engine.nvrtc as n, sys; sys.exit(0 if n.available() else 1)' 2>/dev/null; then
   lib=$(find / -xdev -name 'libnvrtc.so*' ! -name '*alt*' ! -name '*builtins*' 2>/dev/null | head -1)
   [ -n "$lib" ] && export WARPLAB_NVRTC="$lib"
 fi
-python3 -c 'import helpers.nvrtc as n; print("NVRTC", n.version())' 2>&1 | tee "$LOG/record.log"
+python3 -c 'import helpers.engine.nvrtc as n; print("NVRTC", n.version())' 2>&1 | tee "$LOG/record.log"
 
 for s in kernels programs sanitizer; do
   if has $s; then
     cap=$([ $s = kernels ] && echo 240 || echo 170)
-    timeout "$(left $cap)" python3 -m helpers.proof.record $s --work "$WORK" $DRY >> "$LOG/record.log" 2>&1
+    timeout "$(left $cap)" python3 -m helpers.recording.proof.record $s --work "$WORK" $DRY >> "$LOG/record.log" 2>&1
     rc=$?; note $s "exit $rc ($(grep -E "^  $s: " "$LOG/record.log" | tail -1 | sed 's/^ *//'))"
   fi
 done
@@ -47,7 +47,7 @@ done
 
 if has replay; then
   if [ -f helpers/machine/__init__.py ]; then
-    timeout "$(left 400)" python3 -m helpers.proof.replay --jobs "$(nproc)" --out "$LOG/replay.json" > "$LOG/replay.log" 2>&1
+    timeout "$(left 400)" python3 -m helpers.recording.proof.replay --jobs "$(nproc)" --out "$LOG/replay.json" > "$LOG/replay.log" 2>&1
     rc=$?; note replay "exit $rc"
     grep -E "^(kernels|programs)|mismatch|machine error" "$LOG/replay.log" | head -20
   else

@@ -39,31 +39,31 @@ step_tests() {
 }
 
 step_ladder() {
-  timeout 240 python3 -m helpers.bench --record --reps 5 --replays 5 > "$LOG/ladder.log" 2>&1
+  timeout 240 python3 -m helpers.bench.timing --record --reps 5 --replays 5 > "$LOG/ladder.log" 2>&1
   rc=$?; note ladder "exit $rc"
 }
 
 step_sweep() {
-  timeout 200 python3 -m helpers.bench --sweep --record --reps 5 --replays 5 > "$LOG/sweep.log" 2>&1
+  timeout 200 python3 -m helpers.bench.timing --sweep --record --reps 5 --replays 5 > "$LOG/sweep.log" 2>&1
   rc=$?; note sweep "exit $rc"
 }
 
 step_tune() {
-  timeout 150 python3 -m helpers.bench --tune --record --reps 3 --replays 3 > "$LOG/tune.log" 2>&1
+  timeout 150 python3 -m helpers.bench.timing --tune --record --reps 3 --replays 3 > "$LOG/tune.log" 2>&1
   rc=$?; note tune "exit $rc"
 }
 
 step_ncu() {
-  # Metric sets, widest first (helpers.reduce_checks.NCU_METRIC_SETS): the full list with the SIMT
+  # Metric sets, widest first (helpers.recording.tool_output.NCU_METRIC_SETS): the full list with the SIMT
   # counters (warp instructions, active and predicated-on lanes per instruction), the list ncu
   # accepted on 2026-11-30, then the four that matter most. The first set ncu accepts is kept.
-  mapfile -t metric_sets < <(python3 -m helpers.reduce_checks metric-sets)
+  mapfile -t metric_sets < <(python3 -m helpers.recording.tool_output metric-sets)
   rc=1; used=none
   for m in "${metric_sets[@]}"; do
     rm -f "$LOG/ncu_ladder.csv"
     timeout 120 ncu --clock-control none --csv --log-file "$LOG/ncu_ladder.csv" --metrics "$m" \
       --kernel-name regex:reduce_v --launch-count 5 \
-      python3 -m helpers.reduce_target profile v0,v1,v2,v3,v4 --n $NCU_N --block $BLOCK > "$LOG/ncu_target.log" 2>&1
+      python3 -m helpers.recording.reduce_target profile v0,v1,v2,v3,v4 --n $NCU_N --block $BLOCK > "$LOG/ncu_target.log" 2>&1
     rc=$?
     if [ $rc -eq 0 ] && grep -q '"ID"' "$LOG/ncu_ladder.csv" 2>/dev/null; then
       used="$(echo "$m" | tr ',' '\n' | wc -l) metrics"; break
@@ -73,10 +73,10 @@ step_ncu() {
   done
   # v9 and cupy.sum, the last of three launches each, caches NOT flushed (as in repeated calls)
   timeout 120 ncu --clock-control none --cache-control none --csv --log-file "$LOG/ncu_v9.csv" \
-    --metrics "$(python3 -m helpers.reduce_checks beyond-metrics)" --kernel-name regex:"reduce_v9|DeviceReduce" \
-    python3 -m helpers.reduce_target profile-v9 --sizes 20,28 > "$LOG/ncu_v9_target.log" 2>&1
+    --metrics "$(python3 -m helpers.recording.tool_output beyond-metrics)" --kernel-name regex:"reduce_v9|DeviceReduce" \
+    python3 -m helpers.recording.reduce_target profile-v9 --sizes 20,28 > "$LOG/ncu_v9_target.log" 2>&1
   echo "ncu v9 exit $?"
-  timeout 60 python3 -m helpers.reduce_checks ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK \
+  timeout 60 python3 -m helpers.recording.tool_output ncu "$LOG/ncu_ladder.csv" --n $NCU_N --block $BLOCK \
     --beyond "$LOG/ncu_v9.csv" --record > "$LOG/ncu.log" 2>&1
   rc2=$?; note ncu "ncu exit $rc ($used), record exit $rc2"
 }
@@ -106,13 +106,13 @@ step_sanitizer() {
     fi
     [ "$2" = seed ] && [ "$1" = memcheck ] && limit=1000   # the seed's whole memcheck report, every thread named
     timeout 180 compute-sanitizer --tool "$1" $extra --print-limit $limit \
-      python3 -m helpers.reduce_target sanitize "$2" --n "$3" --block 256 --offsets "$4" \
+      python3 -m helpers.recording.reduce_target sanitize "$2" --n "$3" --block 256 --offsets "$4" \
       > "$SAN/$name.log" 2>&1
     echo $? > "$SAN/$name.rc"; echo $limit > "$SAN/$name.limit"
   }
   export -f run_one; export SAN
   timeout 240 xargs -P 8 -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
-  timeout 60 python3 -m helpers.reduce_checks sanitizer "$SAN" --record > "$LOG/sanitizer.log" 2>&1
+  timeout 60 python3 -m helpers.recording.tool_output sanitizer "$SAN" --record > "$LOG/sanitizer.log" 2>&1
   rc=$?; note sanitizer "exit $rc ($(grep -c UNEXPECTED "$LOG/sanitizer.log") unexpected)"
 }
 
@@ -126,4 +126,4 @@ done
 echo
 echo "== reduce summary (logs in $LOG)"
 for s in "${status[@]}"; do echo "  $s"; done
-timeout 60 python3 -m helpers.reduce_checks summary
+timeout 60 python3 -m helpers.recording.tool_output summary

@@ -27,7 +27,9 @@ from pathlib import Path
 import cupy
 import numpy as np
 
-from helpers import bench, kernels, reduce as R
+from helpers.bench import timing as bench
+from helpers.engine import kernels
+from helpers.topics import reduce as R
 
 SRC = (Path(__file__).with_name("reduce_probe.cu")).read_text()
 SMALL = [(256, 4), (512, 2), (512, 4), (1024, 1), (1024, 2), (1024, 4)]

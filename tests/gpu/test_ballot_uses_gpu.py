@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import ballot_uses
+from helpers.topics import ballot_uses
 
 
 @pytest.mark.gpu
@@ -31,7 +31,7 @@ def test_gpu_and_machine_agree_on_the_counter_and_the_elements(kernel: str) -> N
     """Issue 12: the same launch on the GPU and on the SIMT machine (check=True): the same count,
     the same elements (as a multiset: the order of the warps' atomics is the hardware's), and for
     the ballot kernel the same number of atomics; the machine finds no race or undefined read."""
-    from helpers import launch as L
+    from helpers.topics import launch as L
 
     v = np.random.default_rng(12).standard_normal(4096).astype(np.float32)
     args = [v, np.int64(v.size), np.float32(0.3), np.full(v.size, np.nan, np.float32), np.zeros(1, np.int32),

@@ -1,14 +1,14 @@
 """On a GPU: every block reduce kernel against NumPy over random shapes, the seeds' bugs as measured
 on hardware, and the GPU and the SIMT machine agreeing on every value the machine calls defined
-(helpers.launch.Launch.disagreements) for every block kernel."""
+(helpers.topics.launch.Launch.disagreements) for every block kernel."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers import block_reduce as br
-from helpers.launch import launch
-from helpers.warp_reduce import BITWISE_OPS, OPS
+from helpers.topics import block_reduce as br
+from helpers.topics.launch import launch
+from helpers.topics.warp_reduce import BITWISE_OPS, OPS
 
 pytestmark = pytest.mark.gpu
 GPU, EMU = "cupy", "emulator"
@@ -64,7 +64,7 @@ def test_seed_facts_on_hardware() -> None:
 @pytest.mark.parametrize("barrier", [True, False])
 @pytest.mark.parametrize("block", [(128, 1), (96, 3), (1024, 1)])
 def test_back_to_back_agrees_with_the_machine(block: tuple[int, int], barrier: bool) -> None:
-    """Through helpers.launch with check=True: the GPU's outputs equal the machine's wherever the
+    """Through helpers.topics.launch with check=True: the GPU's outputs equal the machine's wherever the
     machine calls them defined (without the barrier, the racy first results are not compared)."""
     x, y = block
     rng = np.random.default_rng(x * y)

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import cases, params
-from helpers.warp_reduce import warp_reduce_sum_trace
+from helpers.engine import cases
+from helpers.engine import params
+from helpers.topics.warp_reduce import warp_reduce_sum_trace
 
 pytestmark = pytest.mark.gpu
 
@@ -35,12 +36,12 @@ def test_delta_uses_low_five_bits_on_hardware() -> None:
     """Why params.lane_offset rejects delta >= 32: the hardware would silently use delta & 31."""
     import cupy
 
-    from helpers import warp_cupy
+    from helpers.engine import warp_cupy
 
     fn = warp_cupy._function("shuffle_kernel<int, 2>")
     vals = cupy.arange(32, dtype=cupy.int32)
     mask = cupy.asarray([params.FULL_MASK], dtype=cupy.uint32)
-    state = cupy.ones(32, dtype=cupy.uint8)   # every lane calling (helpers.emulator.CALLING)
+    state = cupy.ones(32, dtype=cupy.uint8)   # every lane calling (helpers.engine.emulator.CALLING)
     for delta in (32, 33, 37, 63):
         out, src = cupy.zeros(32, cupy.int32), cupy.zeros(32, cupy.int32)
         arg = cupy.full(32, delta, dtype=cupy.int32)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import params, reduce as R, warp, warp_reduce as wr
+from helpers.engine import params
+from helpers.topics import reduce as R
+from helpers.engine import warp
+from helpers.topics import warp_reduce as wr
 
 pytestmark = pytest.mark.gpu
 GPU, EMU = "cupy", "emulator"

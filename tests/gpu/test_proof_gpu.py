@@ -3,7 +3,7 @@ is a view with another dtype than its base (a float64 view of uint32 words, a mi
 import numpy as np
 import pytest
 
-from helpers.proof import worker
+from helpers.recording.proof import worker
 
 pytestmark = pytest.mark.gpu
 

@@ -1,13 +1,13 @@
 """On a GPU, the hardware and the SIMT machine agree on every defined value of the ladder: every pass
 of every version (and v4_legacy, where the machine says which partials are defined) run through
-helpers.launch with check=True, at small sizes (the machine runs each launch too)."""
+helpers.topics.launch with check=True, at small sizes (the machine runs each launch too)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers import reduce as R
-from helpers import reduce_maps as M
+from helpers.topics import reduce as R
+from helpers.topics import reduce_maps as M
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import bench
+from helpers.bench import timing as bench
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -54,16 +54,16 @@ def test_sanitize_target() -> None:
     for args in (("v8", "--n", "1001", "--offsets", "0,1,2,3"), ("v9", "--n", "100003", "--offsets", "0,3"),
                  ("v0", "--n", "1001"),
                  ("seed", "--n", "1024")):
-        done = _run("helpers.reduce_target", "sanitize", *args)
+        done = _run("helpers.recording.reduce_target", "sanitize", *args)
         assert done.returncode == 0, done.stdout + done.stderr
         assert " ok" in done.stdout
 
 
 def test_profile_target() -> None:
-    done = _run("helpers.reduce_target", "profile", "v0,v1,v2,v3,v4", "--n", "65536")
+    done = _run("helpers.recording.reduce_target", "profile", "v0,v1,v2,v3,v4", "--n", "65536")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("profiled reduce_v") == 5
-    done = _run("helpers.reduce_target", "profile-v9", "--sizes", "16")
+    done = _run("helpers.recording.reduce_target", "profile-v9", "--sizes", "16")
     assert done.returncode == 0 and "profiled reduce_v9" in done.stdout, done.stdout + done.stderr
 
 
@@ -86,7 +86,7 @@ def test_time_interleaved_keeps_every_repetition() -> None:
 
 
 def test_bench_command_line() -> None:
-    done = _run("helpers.bench", "--sizes", "16", "--versions", "v2,onepass", "--reps", "2", "--replays", "2",
+    done = _run("helpers.bench.timing", "--sizes", "16", "--versions", "v2,onepass", "--reps", "2", "--replays", "2",
                 "--quiet")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "onepass" in done.stdout and "every version correct" in done.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import reduce as R
+from helpers.topics import reduce as R
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu

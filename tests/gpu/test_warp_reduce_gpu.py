@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import backend, ops
-from helpers import warp_reduce as wr
+from helpers.engine import backend
+from helpers.engine import ops
+from helpers.topics import warp_reduce as wr
 
 pytestmark = pytest.mark.gpu
 GPU, EMU = "cupy", "emulator"
@@ -114,7 +115,7 @@ WARP_KERNELS = [(f, e) for f, exprs in wr.WARP_REDUCE_KERNELS.items() for e in e
 def test_gpu_and_machine_agree_on_every_defined_value(file: str, expr: str) -> None:
     """Issue 12: the hardware's values equal the SIMT machine's wherever the machine says they are
     defined, bit for bit, for every registered warp kernel of warp_reduce (ballot-mask reads included)."""
-    from helpers import launch as L
+    from helpers.topics import launch as L
 
     if "intrinsic" in expr and float(backend.detect().compute_capability) < 8.0:
         pytest.skip("__reduce_*_sync needs compute capability 8.0+")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from helpers import machine
-from helpers import reduce as R
-from helpers import warp_reduce
+from helpers.topics import reduce as R
+from helpers.topics import warp_reduce
 
 SUM_INT = "warplab::ops::Sum<int>"
 

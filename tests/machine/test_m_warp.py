@@ -6,7 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
-from helpers import emulator, machine, warp_reduce
+from helpers import machine
+from helpers.engine import emulator
+from helpers.topics import warp_reduce
 
 MODES = ("idx", "up", "down", "xor")
 
@@ -310,7 +312,7 @@ def test_a_branch_on_an_undefined_value_taints_only_what_it_controls():
 
 
 def _diverged_run(part_name: str, n_warps: int = 2):
-    from helpers import record_diverged as D
+    from helpers.recording import record_diverged as D
 
     p = D.part(part_name)
     mod = machine.kernel_module(D.KERNEL, D.NAME_EXPRESSIONS)
@@ -322,7 +324,7 @@ def _diverged_run(part_name: str, n_warps: int = 2):
     return p, rep, got
 
 
-@pytest.mark.parametrize("name", [p.name for p in __import__("helpers.record_diverged", fromlist=["PARTS"]).PARTS])
+@pytest.mark.parametrize("name", [p.name for p in __import__("helpers.recording.record_diverged", fromlist=["PARTS"]).PARTS])
 def test_full_mask_call_with_lanes_elsewhere_is_undefined(name):
     # Programming Guide, "Warp Shuffle Functions" / "Warp Vote Functions": every non-exited lane named
     # in mask must execute the same intrinsic with the same mask, or the result is undefined. PTX ISA

@@ -1,11 +1,11 @@
 """Item 5: the machine's counters beside data/ncu_ladder.json for v0..v4 (teaching material: where
-they differ, ptxas changed the program between PTX and SASS; see helpers.proof.counters)."""
+they differ, ptxas changed the program between PTX and SASS; see helpers.recording.proof.counters)."""
 from __future__ import annotations
 
 import pytest
 
 from helpers import data
-from helpers.proof import counters
+from helpers.recording.proof import counters
 
 
 @pytest.fixture(scope="module")

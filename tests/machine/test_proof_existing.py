@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import data
-from helpers.proof import existing
+from helpers.recording.proof import existing
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import cases, data
-from helpers.proof import intrinsics
+from helpers import data
+from helpers.engine import cases
+from helpers.recording.proof import intrinsics
 
 
 def test_the_28672_configurations_match_the_emulator_on_the_machine() -> None:
@@ -20,7 +21,7 @@ def test_the_28672_configurations_match_the_emulator_on_the_machine() -> None:
 
 def test_recorded_h200_cases_match_on_the_machine() -> None:
     if not data.exists("warp_intrinsics"):
-        pytest.skip("data/warp_intrinsics.json not recorded yet (python -m helpers.record on a GPU)")
+        pytest.skip("data/warp_intrinsics.json not recorded yet (python -m helpers.recording.record on a GPU)")
     rec = data.load("warp_intrinsics")["cases"]
     bad = intrinsics.compare(rec, [c["result"] for c in rec])
     assert not bad, bad[:10]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.proof import replay, store
+from helpers.recording.proof import replay, store
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def recording() -> replay.KernelRecording:
 
 
 def test_recording_covers_every_instantiation(recording: replay.KernelRecording) -> None:
-    from helpers.kernel_registry import registry
+    from helpers.topics.registry import registry
 
     recorded = {(r["launch"]["file"], r["launch"]["expr"]) for r in recording.rows}
     assert recorded == {(f, e) for f, es in registry().items() for e in es}

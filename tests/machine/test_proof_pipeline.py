@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import nvrtc
-from helpers.proof import launches, programs, rand, replay, store
+from helpers.engine import nvrtc
+from helpers.recording.proof import launches, programs, rand, replay, store
 
 pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC is needed to compile the fabricated modules")
 
 
 def _fabricate_kernels(root: Path) -> None:
-    from helpers import kernels
-    from helpers.kernel_registry import registry
+    from helpers.engine import kernels
+    from helpers.topics.registry import registry
 
     reg = registry()
     files = ("reduce_v0", "warp_aggregated")
@@ -147,8 +147,9 @@ def test_parallel_replay_of_every_launch(kernels_root: Path) -> None:
 def test_new_families_replay_with_their_rules(tmp_path: Path) -> None:
     """v9 (its one formal race expected), warp_diverged (undefined launches never compared), the cg
     compaction (atomics a lower bound) and the timing kernels, on a fabricated recording."""
-    from helpers import kernels, machine
-    from helpers.kernel_registry import registry
+    from helpers import machine
+    from helpers.engine import kernels
+    from helpers.topics.registry import registry
 
     reg = registry()
     picks = [launches.plan("reduce_v9", "reduce_v9<64>", k) for k in range(4)]

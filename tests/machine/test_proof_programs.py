@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.proof import programs, replay, store
+from helpers.recording.proof import programs, replay, store
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.kernel_registry import registry
-from helpers.proof import launches, programs, rand, record, sanitize
+from helpers.topics.registry import registry
+from helpers.recording.proof import launches, programs, rand, record, sanitize
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -68,7 +68,7 @@ def test_programs_are_deterministic_and_varied() -> None:
 
 
 def test_a_program_module_compiles_with_no_contractable_float_op() -> None:
-    from helpers import nvrtc
+    from helpers.engine import nvrtc
 
     if not nvrtc.available():
         pytest.skip("NVRTC is not available here")

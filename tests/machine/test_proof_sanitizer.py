@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import data
-from helpers.proof import agreement, replay, store
+from helpers.recording.proof import agreement, replay, store
 
 
 def test_machine_agrees_with_every_recorded_sanitizer_run() -> None:

@@ -1,0 +1,800 @@
+"""All-reduce across GPUs (notebook 07): ring and tree schedules, emulated on the CPU with simulated
+ranks; what each rank sends; NCCL's algbw and busbw; the NCCL recording and its text.
+
+An **all-reduce** over ``n`` ranks (one process per GPU) leaves on every rank the elementwise sum of
+all ranks' input buffers. NCCL runs it on real GPUs (``scripts/gpu/nccl_allreduce.py``); here the
+same data movement is replayed in NumPy so every step can be drawn and checked:
+
+* a :class:`Schedule` says which rank sends which chunk to which rank at each step, and whether the
+  receiver adds it to its own copy (``"add"``) or overwrites its copy with it (``"copy"``). It
+  depends only on the algorithm, the rank count and the chunk count, never on the values;
+* :func:`run` applies a schedule to real float32 inputs of shape ``(n_ranks, n_elements)``. All
+  transfers of a step read the values held at the start of the step (every rank sends at once);
+  adds into one cell apply in the schedule's order, so the float32 rounding is defined;
+* :func:`contributors` and :func:`meaningful` (what figures draw) and :func:`summation_order` (which
+  float additions a result went through) are derived from the schedule alone.
+
+The algorithms:
+
+* **ring** (reduce-scatter, then all-gather): the buffer is cut into ``n`` chunks. In reduce-scatter
+  step ``s`` (0-based) rank ``r`` sends chunk ``(r - s) mod n`` to rank ``r + 1``, which adds it to its
+  own; after ``n - 1`` steps rank ``r`` holds the full sum of chunk ``(r + 1) mod n``. All-gather step
+  ``s`` passes chunk ``(r + 1 - s) mod n`` on, and the receiver overwrites its copy.
+* **tree**: the binary tree of ``ncclGetBtree`` (NCCL's ``src/graph/trees.cc``; root 0, at most two
+  children each). NCCL builds it over the nodes of a job and chains the GPUs inside a node; here it is
+  built over the ranks, as if every rank were its own node. **Pipelined**: chunk ``j`` leaves a rank of
+  height ``h`` (0 for a leaf) towards the root at step ``j + h`` (0-based), and once the root has it,
+  moves one level down per step. NCCL runs two such trees at once (``ncclGetDtree``: the second one
+  mirrored, or shifted by one for an odd count), each carrying half of the data;
+  :func:`tree_bytes_sent` counts both variants.
+
+The byte counts and the bandwidth formulas follow NCCL's own performance notes, nccl-tests
+``doc/PERFORMANCE.md`` (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md):
+``algbw = S / t`` and, for an all-reduce, ``busbw = algbw * 2 (n - 1) / n``.
+
+Nothing here imports CuPy or matplotlib.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from helpers import data
+
+ALGORITHMS: tuple[str, ...] = ("ring", "tree")
+MAX_RANKS = 64                  # simulated ranks; NCCL itself has no such limit
+MAX_HISTORY_VALUES = 1 << 22    # float32 values kept when run(..., history=True): 16 MiB
+RECORDING = "allreduce_nccl"
+NVLS_VAR = "NCCL_NVLS_ENABLE"   # NVLink SHARP (multicast) stays off in every NCCL process of the project
+U32 = 2.0 ** -24                # float32 unit roundoff
+U64 = 2.0 ** -53
+
+
+# ---------------------------------------------------------------- checks
+
+
+def check_algorithm(algorithm: Any) -> str:
+    """Return ``algorithm`` if it is one of :data:`ALGORITHMS`."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(map(repr, ALGORITHMS))}; got {algorithm!r}")
+    return algorithm
+
+
+def _check_int(value: Any, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}]; got {value!r}")
+    return int(value)
+
+
+def check_ranks(n_ranks: Any) -> int:
+    """Return ``n_ranks`` if it is an integer in [1, MAX_RANKS]."""
+    return _check_int(n_ranks, "n_ranks (the number of simulated ranks)", 1, MAX_RANKS)
+
+
+def chunk_bounds(n_elements: int, n_chunks: int) -> tuple[tuple[int, int], ...]:
+    """``(start, stop)`` of each of ``n_chunks`` chunks of ``n_elements`` elements.
+
+    As ``numpy.array_split``: the first ``n_elements % n_chunks`` chunks hold one element more, so
+    sizes differ by at most one; with fewer elements than chunks the last chunks are empty.
+    """
+    m = _check_int(n_elements, "n_elements", 0, 2**62)
+    c = _check_int(n_chunks, "n_chunks", 1, 2**31)
+    base, extra = divmod(m, c)
+    stops = np.cumsum([base + (1 if k < extra else 0) for k in range(c)])
+    starts = np.concatenate([[0], stops[:-1]])
+    return tuple((int(a), int(b)) for a, b in zip(starts, stops))
+
+
+# ---------------------------------------------------------------- schedules
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One message of one step: ``src`` sends its copy of ``chunk`` to ``dst``, which adds it to its
+    own copy (``op == "add"``) or replaces its copy with it (``op == "copy"``)."""
+
+    src: int
+    dst: int
+    chunk: int
+    op: str
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Who sends what at each step of one all-reduce (independent of the values).
+
+    ``steps[k - 1]`` holds the transfers of step ``k`` (k = 1 .. n_steps); ``labels[0]`` describes
+    the input and ``labels[k]`` step ``k``. ``parent`` is the tree (``-1`` for the root) or None.
+    """
+
+    algorithm: str
+    n_ranks: int
+    n_chunks: int
+    steps: tuple[tuple[Transfer, ...], ...]
+    labels: tuple[str, ...]
+    parent: Optional[tuple[int, ...]] = None
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
+
+    def transfers(self, step: int) -> tuple[Transfer, ...]:
+        """The transfers of ``step`` (none for step 0, the input)."""
+        check_step(self, step)
+        return self.steps[step - 1] if step else ()
+
+
+def check_step(schedule: Schedule, step: Any) -> int:
+    """Return ``step`` if it is in [0, schedule.n_steps]."""
+    return _check_int(step, f"step (for {schedule.algorithm} with {schedule.n_ranks} ranks)", 0, schedule.n_steps)
+
+
+def check_chunk(schedule: Schedule, chunk: Any, name: str = "chunk") -> int:
+    """Return ``chunk`` if it is one of the schedule's chunks, [0, n_chunks - 1]."""
+    return _check_int(chunk, f"{name} (for {schedule.n_chunks} chunks)", 0, schedule.n_chunks - 1)
+
+
+def ring_schedule(n_ranks: int) -> Schedule:
+    """Ring all-reduce over ``n_ranks``: reduce-scatter (n - 1 steps), then all-gather (n - 1 steps)."""
+    n = check_ranks(n_ranks)
+    steps, labels = [], [_input_label(n, "cut into one chunk per rank")]
+    for s in range(n - 1):      # reduce-scatter: pass partial sums on, adding your own
+        steps.append(tuple(Transfer(r, (r + 1) % n, (r - s) % n, "add") for r in range(n)))
+        labels.append(f"reduce-scatter {s + 1}/{n - 1}: every rank adds the chunk it receives from the rank before it")
+    for s in range(n - 1):      # all-gather: pass complete sums on, overwriting
+        steps.append(tuple(Transfer(r, (r + 1) % n, (r + 1 - s) % n, "copy") for r in range(n)))
+        labels.append(f"all-gather {s + 1}/{n - 1}: every rank copies the complete chunk it receives")
+    return Schedule("ring", n, n, tuple(steps), tuple(labels))
+
+
+def btree_parent(n_ranks: int, rank: int) -> int:
+    """The parent of ``rank`` in NCCL's binary tree over ``n_ranks`` (-1 for the root, rank 0). NCCL
+    applies the rule to node indices (its trees span nodes); the emulator applies it to ranks.
+
+    The rule of ``ncclGetBtree`` (NCCL ``src/graph/trees.cc``): with ``bit`` the lowest set bit of
+    ``rank``, the parent is ``(rank ^ bit) | (bit << 1)``, or ``rank ^ bit`` when that is out of range.
+    """
+    n = check_ranks(n_ranks)
+    r = _check_int(rank, "rank", 0, n - 1)
+    if r == 0:
+        return -1
+    bit = r & -r
+    up = (r ^ bit) | (bit << 1)
+    return up if up < n else r ^ bit
+
+
+def btree_parents(n_ranks: int) -> tuple[int, ...]:
+    """:func:`btree_parent` of every rank."""
+    return tuple(btree_parent(n_ranks, r) for r in range(check_ranks(n_ranks)))
+
+
+def dtree_parents(n_ranks: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The two trees of NCCL's double binary tree (``ncclGetDtree``): the binary tree, and its mirror
+    image (rank r -> n - 1 - r) for an even rank count, or the tree shifted by one rank for an odd one."""
+    n = check_ranks(n_ranks)
+    first = btree_parents(n)
+    if n % 2 == 0:
+        second = tuple(-1 if (p := first[n - 1 - r]) < 0 else n - 1 - p for r in range(n))
+    else:
+        second = tuple(-1 if (p := first[(r - 1) % n]) < 0 else (p + 1) % n for r in range(n))
+    return first, second
+
+
+def _children(parent: Sequence[int]) -> list[list[int]]:
+    kids: list[list[int]] = [[] for _ in parent]
+    for r, p in enumerate(parent):
+        if p >= 0:
+            kids[p].append(r)
+    return kids
+
+
+def tree_heights(parent: Sequence[int]) -> list[int]:
+    """Height of every rank in the tree ``parent``: 0 for a leaf, 1 + the highest child's otherwise."""
+    kids = _children(parent)
+    height = [0] * len(parent)
+    for r in sorted(range(len(parent)), key=lambda r: -_depth(parent, r)):   # deepest ranks first
+        height[r] = 1 + max((height[c] for c in kids[r]), default=-1)
+    return height
+
+
+def _depth(parent: Sequence[int], rank: int) -> int:
+    d = 0
+    while parent[rank] >= 0:
+        rank, d = parent[rank], d + 1
+    return d
+
+
+def tree_schedule(n_ranks: int, n_chunks: Optional[int] = None) -> Schedule:
+    """Pipelined binary-tree all-reduce over ``n_ranks`` with ``n_chunks`` chunks (default: one per rank).
+
+    Reduce: chunk j leaves a rank of height h for its parent at step j + h + 1 (1-based), when all of
+    the rank's children have sent it theirs; the parent adds it. Broadcast: once the root holds chunk
+    j complete, the chunk moves one level down per step (the receiver overwrites its copy). One chunk
+    per link and direction per step; (n_chunks - 1) + 2 * height(root) steps in all.
+    """
+    n = check_ranks(n_ranks)
+    c = n if n_chunks is None else _check_int(n_chunks, "n_chunks", 1, 4 * MAX_RANKS)
+    parent = btree_parents(n)
+    height = tree_heights(parent)
+    top = height[0]
+    n_steps = (c - 1) + 2 * top if n > 1 else 0
+    by_step: list[list[Transfer]] = [[] for _ in range(n_steps)]
+    for r in range(1, n):
+        for j in range(c):
+            by_step[j + height[r]].append(Transfer(r, parent[r], j, "add"))
+            by_step[j + top + _depth(parent, r) - 1].append(Transfer(parent[r], r, j, "copy"))
+    steps = tuple(tuple(sorted(ts, key=lambda t: (t.op, t.dst, t.chunk, t.src))) for ts in by_step)
+    labels = [_input_label(n, "cut into chunks")]
+    for ts in steps:
+        up = sorted({t.chunk for t in ts if t.op == "add"})
+        down = sorted({t.chunk for t in ts if t.op == "copy"})
+        parts = ([f"chunk{'s' if len(up) > 1 else ''} {_list(up)} up (parents add)"] if up else []) + \
+                ([f"chunk{'s' if len(down) > 1 else ''} {_list(down)} down (children copy)"] if down else [])
+        labels.append("; ".join(parts))
+    return Schedule("tree", n, c, steps, tuple(labels), parent)
+
+
+def _input_label(n_ranks: int, how: str) -> str:
+    if n_ranks == 1:
+        return "input: one rank, nothing to send: its buffer already is the sum"
+    return f"input: rank r holds its own buffer, {how}"
+
+
+def _list(items: Sequence[int]) -> str:
+    return ", ".join(map(str, items))
+
+
+def schedule(algorithm: str, n_ranks: int, n_chunks: Optional[int] = None) -> Schedule:
+    """The schedule of ``algorithm`` ("ring" or "tree") over ``n_ranks``. ``n_chunks`` applies to the
+    tree only (the ring always cuts the buffer into one chunk per rank)."""
+    if check_algorithm(algorithm) == "ring":
+        if n_chunks is not None and n_chunks != n_ranks:
+            raise ValueError(f"n_chunks must equal n_ranks ({n_ranks}) for the ring; got {n_chunks!r}")
+        return ring_schedule(n_ranks)
+    return tree_schedule(n_ranks, n_chunks)
+
+
+# ---------------------------------------------------------------- what each cell holds
+
+
+def contributors(sched: Schedule) -> np.ndarray:
+    """(n_steps + 1, n_ranks, n_chunks, n_ranks) bool: whose input is summed into each rank's copy of
+    each chunk after each step (``[k, r, c, q]``: rank q's input is in rank r's chunk c after step k)."""
+    n, c = sched.n_ranks, sched.n_chunks
+    out = np.zeros((sched.n_steps + 1, n, c, n), bool)
+    out[0, np.arange(n), :, np.arange(n)] = True
+    for k, ts in enumerate(sched.steps, start=1):
+        out[k] = out[k - 1]
+        for t in ts:
+            out[k, t.dst, t.chunk] = (out[k, t.dst, t.chunk] | out[k - 1, t.src, t.chunk]) if t.op == "add" \
+                else out[k - 1, t.src, t.chunk]
+    return out
+
+
+def meaningful(sched: Schedule) -> np.ndarray:
+    """(n_steps + 1, n_ranks, n_chunks) bool: does the value a rank holds for a chunk after each step
+    still flow into a result? After the last step every copy is a result; before, a copy matters if
+    it is kept (not overwritten by a copy) and matters afterwards, or if it is sent to a copy that
+    matters. The rest are values nobody reads."""
+    m = np.zeros((sched.n_steps + 1, sched.n_ranks, sched.n_chunks), bool)
+    m[-1] = True
+    for k in range(sched.n_steps, 0, -1):
+        keep = m[k].copy()
+        ts = sched.steps[k - 1]
+        for t in ts:
+            if t.op == "copy":
+                keep[t.dst, t.chunk] = False
+        for t in ts:
+            if m[k, t.dst, t.chunk]:
+                keep[t.src, t.chunk] = True
+        m[k - 1] = keep
+    return m
+
+
+def _apply_step(state: Any, ts: Sequence[Transfer], get: Callable[[Any, int, int], Any],
+                put: Callable[[Any, int, int, Any], None], add: Callable[[Any, Any], Any]) -> None:
+    """Apply one step: every transfer reads what its source held at the start of the step; adds into
+    one cell apply in schedule order (``(own + first) + second``), copies overwrite."""
+    sent = [get(state, t.src, t.chunk) for t in ts]
+    for t, v in zip(ts, sent):
+        put(state, t.dst, t.chunk, add(get(state, t.dst, t.chunk), v) if t.op == "add" else v)
+
+
+def summation_order(sched: Schedule, chunk: int, rank: int = 0) -> str:
+    """The float additions behind ``rank``'s copy of ``chunk`` at the end, as an expression over the
+    ranks' inputs ``x0 .. x{n-1}`` (outer parentheses dropped), e.g. ``"((x2 + x3) + x0) + x1"``."""
+    check_chunk(sched, chunk)
+    _check_int(rank, "rank", 0, sched.n_ranks - 1)
+    expr = [f"x{r}" for r in range(sched.n_ranks)]   # this chunk, on every rank
+
+    def get(state: list, r: int, c: int) -> str:
+        return state[r]
+
+    def put(state: list, r: int, c: int, v: str) -> None:
+        state[r] = v
+
+    # Float addition is commutative (a + b == b + a bit for bit), so only the grouping matters; the
+    # operands are written so that a ring's chain reads left to right and a tree node's own value first.
+    join = (lambda own, got: f"({got} + {own})") if sched.algorithm == "ring" else (lambda own, got: f"({own} + {got})")
+    for ts in sched.steps:
+        _apply_step(expr, [t for t in ts if t.chunk == chunk], get, put, join)
+    text = expr[rank]
+    return text[1:-1] if text.startswith("(") and _matching(text) == len(text) - 1 else text
+
+
+def _matching(text: str) -> int:
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i
+    return -1
+
+
+# ---------------------------------------------------------------- running it on values
+
+
+@dataclass(frozen=True)
+class AllReduceRun:
+    """One emulated all-reduce: ``result`` (n_ranks, n_elements) float32 is every rank's buffer at the
+    end; ``held`` (n_steps + 1, n_ranks, n_elements) what each rank held after each step (with
+    ``history=True``, else None)."""
+
+    schedule: Schedule
+    inputs: np.ndarray
+    bounds: tuple[tuple[int, int], ...]
+    result: np.ndarray
+    held: Optional[np.ndarray]
+
+    @property
+    def reference(self) -> np.ndarray:
+        """The sum computed in float64 and rounded once to float32 (far more accurate than any float32 order)."""
+        return self.inputs.astype(np.float64).sum(axis=0).astype(np.float32)
+
+    @property
+    def numpy_float32(self) -> np.ndarray:
+        """NumPy's own float32 answer, ``np.sum(inputs, axis=0)``."""
+        return np.sum(self.inputs, axis=0)
+
+    def agrees(self) -> bool:
+        """Every rank holds the same buffer, and each element is within the float32 error bound of any
+        summation order (:func:`error_bound`) of the float64 reference."""
+        same = bool((self.result == self.result[:1]).all())
+        err = np.abs(self.result[0].astype(np.float64) - self.inputs.astype(np.float64).sum(axis=0))
+        return same and bool((err <= error_bound(self.inputs)).all())
+
+
+def check_inputs(inputs: Any) -> np.ndarray:
+    """``inputs`` as a (n_ranks, n_elements) float32 array (one row per rank); ValueError otherwise."""
+    x = np.asarray(inputs)
+    if x.ndim != 2 or x.shape[1] < 1:
+        raise ValueError(f"inputs must have shape (n_ranks, n_elements), one row per rank; got shape {x.shape}")
+    check_ranks(x.shape[0])
+    if x.dtype != np.float32:
+        raise ValueError(f"inputs must be float32 (the dtype NCCL sums here); got {x.dtype}")
+    return x
+
+
+def run(inputs: Any, algorithm: str, n_chunks: Optional[int] = None, history: bool = False) -> AllReduceRun:
+    """All-reduce ``inputs`` (n_ranks, n_elements) float32 with ``algorithm``, step by step, on the CPU.
+
+    Memory: ``history=True`` keeps every step (at most :data:`MAX_HISTORY_VALUES` values; ValueError
+    beyond); otherwise only the current buffers are held.
+    """
+    x = check_inputs(inputs)
+    sched = schedule(algorithm, x.shape[0], n_chunks)
+    bounds = chunk_bounds(x.shape[1], sched.n_chunks)
+    if history and (sched.n_steps + 1) * x.size > MAX_HISTORY_VALUES:
+        raise ValueError(f"history=True would keep {(sched.n_steps + 1) * x.size:,} values (more than "
+                         f"{MAX_HISTORY_VALUES:,}); use fewer ranks or elements, or history=False")
+    state = x.copy()
+    held = [state.copy()] if history else None
+
+    def get(s: np.ndarray, r: int, c: int) -> np.ndarray:
+        a, b = bounds[c]
+        return s[r, a:b].copy()
+
+    def put(s: np.ndarray, r: int, c: int, v: np.ndarray) -> None:
+        a, b = bounds[c]
+        s[r, a:b] = v
+
+    for ts in sched.steps:
+        _apply_step(state, ts, get, put, np.add)   # float32 + float32: one rounding per addition
+        if held is not None:
+            held.append(state.copy())
+    return AllReduceRun(sched, x, bounds, state, None if held is None else np.stack(held))
+
+
+def error_bound(inputs: np.ndarray) -> np.ndarray:
+    """Per element, a bound on |float32 sum - exact sum| that holds for ANY order of the n - 1 additions:
+    ``gamma(n - 1) * sum(|x|)`` with ``gamma(k) = k u / (1 - k u)``, u = 2^-24 (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2nd ed., section 4.2), plus the float64 reference's own error."""
+    x = np.asarray(inputs, np.float64)
+    k = x.shape[0] - 1
+    gamma = lambda u: k * u / (1 - k * u)  # noqa: E731
+    return (gamma(U32) + gamma(U64) + U64) * np.abs(x).sum(axis=0)
+
+
+def ulps_apart(a: Any, b: Any) -> np.ndarray:
+    """How many float32 steps apart ``a`` and ``b`` are, elementwise (0: bitwise equal)."""
+    def ordered(v: Any) -> np.ndarray:
+        i = np.asarray(v, np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, np.int64(-(2**31)) - i, i)
+    return np.abs(ordered(a) - ordered(b))
+
+
+# ---------------------------------------------------------------- float order: different, not wrong
+
+
+@dataclass(frozen=True)
+class OrderComparison:
+    """Ring, tree and NumPy float32 sums of the same inputs against each other and the float64 reference."""
+
+    n_ranks: int
+    n_elements: int
+    results: dict[str, np.ndarray]   # "ring", "tree", "numpy float32" -> (n_elements,) float32
+    reference: np.ndarray            # float64 sum, rounded once to float32
+    bound: np.ndarray                # error_bound(inputs)
+    exact: np.ndarray                # float64 sum
+
+    def differ(self, a: str, b: str) -> int:
+        """Elements where ``a`` and ``b`` are not bitwise equal."""
+        return int((ulps_apart(self.results[a], self.results[b]) > 0).sum())
+
+    def worst_fraction(self, name: str) -> float:
+        """The largest |error| against the float64 sum, as a fraction of the any-order bound."""
+        err = np.abs(self.results[name].astype(np.float64) - self.exact)
+        return float((err / np.where(self.bound > 0, self.bound, 1.0)).max())
+
+    def within_bound(self, name: str) -> bool:
+        return bool((np.abs(self.results[name].astype(np.float64) - self.exact) <= self.bound).all())
+
+
+def compare_orders(inputs: Any) -> OrderComparison:
+    """:func:`run` both algorithms on ``inputs`` and compare them with NumPy's float32 ``np.sum``."""
+    x = check_inputs(inputs)
+    results = {name: run(x, name).result[0] for name in ALGORITHMS}
+    results["numpy float32"] = np.sum(x, axis=0)
+    exact = x.astype(np.float64).sum(axis=0)
+    return OrderComparison(x.shape[0], x.shape[1], results, exact.astype(np.float32), error_bound(x), exact)
+
+
+def random_inputs(n_ranks: int, n_elements: int, seed: int = 0) -> np.ndarray:
+    """(n_ranks, n_elements) float32, standard normal, fixed by ``seed``."""
+    check_ranks(n_ranks)
+    _check_int(n_elements, "n_elements", 1, 1 << 26)
+    return np.random.default_rng([seed, n_ranks]).standard_normal((n_ranks, n_elements)).astype(np.float32)
+
+
+def integer_inputs(n_ranks: int, n_elements: int) -> np.ndarray:
+    """(n_ranks, n_elements) float32 small integers, rank r element i = (r + 1) * (i % 5 + 1): any
+    order of additions gives the exact sum, so every algorithm must match NumPy bit for bit."""
+    check_ranks(n_ranks)
+    _check_int(n_elements, "n_elements", 1, 1 << 26)
+    r, i = np.meshgrid(np.arange(n_ranks), np.arange(n_elements), indexing="ij")
+    return ((r + 1) * (i % 5 + 1)).astype(np.float32)
+
+
+def order_text(cmp: OrderComparison, values: str = "standard normal") -> str:
+    """The comparison as a table: per result, elements that differ from each other result, and the worst
+    error against the float64 sum as a fraction of :func:`error_bound` (inside: at most 1). ``values``
+    says what the inputs are, for the heading."""
+    names = list(cmp.results)
+    head = f"{cmp.n_ranks} ranks, {cmp.n_elements:,} float32 elements ({values})"
+    w = max(map(len, names))
+    lines = [head, "elements that differ (not bitwise equal), and the worst error against the float64 sum "
+                   "as a fraction of the any-order bound:",
+             f"{'':<{w}}  " + "  ".join(f"{'≠ ' + b:>16}" for b in names) + "  worst error / bound"]
+    for a in names:
+        cells = "  ".join(f"{('-' if a == b else f'{cmp.differ(a, b):,}'):>16}" for b in names)
+        verdict = "inside" if cmp.within_bound(a) else "OUTSIDE"
+        lines.append(f"{a:<{w}}  {cells}  {cmp.worst_fraction(a):>10.4f} ({verdict})")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- bytes and bandwidth
+
+
+def bytes_moved(sched: Schedule, n_elements: int, itemsize: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """(sent, received) bytes per rank for one all-reduce of ``n_elements`` items with ``sched``,
+    counted from the transfers (empty chunks send nothing)."""
+    sizes = np.array([b - a for a, b in chunk_bounds(n_elements, sched.n_chunks)], np.int64) * itemsize
+    sent = np.zeros(sched.n_ranks, np.int64)
+    received = np.zeros(sched.n_ranks, np.int64)
+    for ts in sched.steps:
+        for t in ts:
+            sent[t.src] += sizes[t.chunk]
+            received[t.dst] += sizes[t.chunk]
+    return sent, received
+
+
+def busbw_factor(n_ranks: int) -> float:
+    """NCCL's all-reduce bus-bandwidth factor ``2 (n - 1) / n`` (nccl-tests ``doc/PERFORMANCE.md``):
+    the fraction of the buffer each rank must send (and receive) at best."""
+    n = _check_int(n_ranks, "n_ranks", 1, 1 << 20)
+    return 2.0 * (n - 1) / n
+
+
+def ring_bytes_per_rank(size_bytes: float, n_ranks: int) -> float:
+    """Bytes each rank sends in a ring all-reduce of ``size_bytes`` (evenly divisible): 2 (n - 1) S / n."""
+    return busbw_factor(n_ranks) * size_bytes
+
+
+def algbw(size_bytes: float, seconds: float) -> float:
+    """Algorithm bandwidth ``S / t`` in bytes per second (nccl-tests ``doc/PERFORMANCE.md``)."""
+    if seconds <= 0:
+        raise ValueError(f"seconds must be > 0; got {seconds!r}")
+    return size_bytes / seconds
+
+
+def busbw(size_bytes: float, seconds: float, n_ranks: int) -> float:
+    """All-reduce bus bandwidth ``algbw * 2 (n - 1) / n`` in bytes per second: comparable to the
+    hardware's link bandwidth whatever the rank count (0 for one rank, which sends nothing)."""
+    return algbw(size_bytes, seconds) * busbw_factor(n_ranks)
+
+
+def tree_bytes_sent(n_ranks: int, size_bytes: float, double: bool = False) -> np.ndarray:
+    """Bytes each rank sends in a tree all-reduce of ``size_bytes``: every non-root sends the buffer up
+    once and every rank sends it down to each child. ``double``: NCCL's two trees, each carrying
+    half the buffer (:func:`dtree_parents`)."""
+    trees = dtree_parents(n_ranks) if double else (btree_parents(n_ranks),)
+    share = size_bytes / len(trees)
+    sent = np.zeros(check_ranks(n_ranks))
+    for parent in trees:
+        for r, kids in enumerate(_children(parent)):
+            sent[r] += share * ((parent[r] >= 0) + len(kids))
+    return sent
+
+
+def reduce_broadcast_bytes_sent(n_ranks: int, size_bytes: float) -> np.ndarray:
+    """Bytes each rank sends when everyone sends its buffer to rank 0, which adds them and sends the
+    sum back to everyone: rank 0 sends (n - 1) S, the others S."""
+    n = check_ranks(n_ranks)
+    sent = np.full(n, float(size_bytes) if n > 1 else 0.0)
+    sent[0] = (n - 1) * size_bytes
+    return sent
+
+
+def traffic_table(rank_counts: Sequence[int] = (2, 4, 8, 16), n_elements: int = 1 << 20) -> str:
+    """Most bytes any one rank sends, in units of the buffer size S, per algorithm and rank count.
+
+    ring and tree are counted from the emulator's schedules (:func:`bytes_moved`), the double tree and
+    reduce-then-broadcast from their rules; the last column is NCCL's ``2 (n - 1) / n``.
+    """
+    size = 4 * n_elements
+    cols = ("ring", "tree", "double tree", "reduce+bcast", "2(n-1)/n")
+    lines = [f"{'ranks':>5}  " + "  ".join(f"{c:>12}" for c in cols)]
+    for n in rank_counts:
+        ring = bytes_moved(ring_schedule(n), n_elements)[0].max() / size
+        tree = bytes_moved(tree_schedule(n), n_elements)[0].max() / size
+        dtree = tree_bytes_sent(n, size, double=True).max() / size
+        star = reduce_broadcast_bytes_sent(n, size).max() / size
+        lines.append(f"{n:>5}  " + "  ".join(f"{v:>11.3f}S" for v in (ring, tree, dtree, star, busbw_factor(n))))
+    return "\n".join(lines)
+
+
+def step_table(rank_counts: Sequence[int] = (2, 4, 8, 16, 64)) -> str:
+    """Steps of one all-reduce: ring 2 (n - 1); pipelined tree (chunks - 1) + 2 * height, for one chunk
+    (no pipelining) and for one chunk per rank."""
+    lines = [f"{'ranks':>5}  {'ring':>6}  {'tree height':>11}  {'tree, 1 chunk':>13}  {'tree, n chunks':>14}"]
+    for n in rank_counts:
+        h = tree_heights(btree_parents(n))[0]
+        lines.append(f"{n:>5}  {ring_schedule(n).n_steps:>6}  {h:>11}  {tree_schedule(n, 1).n_steps:>13}  "
+                     f"{tree_schedule(n).n_steps:>14}")
+    return "\n".join(lines)
+
+
+def factor_table(rank_counts: Sequence[int] = (1, 2, 3, 4, 8, 16, 64)) -> str:
+    """``busbw / algbw = 2 (n - 1) / n`` for some rank counts."""
+    return "ranks         " + "".join(f"{n:>7}" for n in rank_counts) + "\n" + \
+           "2(n-1)/n      " + "".join(f"{busbw_factor(n):>7.3f}" for n in rank_counts)
+
+
+# ---------------------------------------------------------------- sizes and environment (for the NCCL script)
+
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_size(text: Any) -> int:
+    """A byte count written as ``8``, ``4096``, ``64K``, ``1MiB`` or ``4GiB`` (powers of 1024) -> int."""
+    m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(text))
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _UNITS:
+        raise ValueError(f"size must be a number of bytes, optionally with K, M or G (KiB, MiB, GiB), "
+                         f"e.g. 8, 64K, 4GiB; got {text!r}")
+    return int(m.group(1)) * _UNITS[unit]
+
+
+def size_label(n_bytes: int) -> str:
+    """``8 B``, ``4 KiB``, ``256 MiB``, ``4 GiB`` (exact powers of 1024 get the unit)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n_bytes >= 1 << shift and n_bytes % (1 << shift) == 0:
+            return f"{n_bytes >> shift} {unit}"
+    return f"{n_bytes} B"
+
+
+def sweep_sizes(min_bytes: int = 8, max_bytes: int = 4 << 30) -> list[int]:
+    """Powers of two from ``min_bytes`` to ``max_bytes`` (both powers of two, at least 4: whole float32s)."""
+    for name, v in (("min_bytes", min_bytes), ("max_bytes", max_bytes)):
+        if not isinstance(v, int) or v < 4 or v & (v - 1):
+            raise ValueError(f"{name} must be a power of two of at least 4 bytes (one float32); got {v!r}")
+    if min_bytes > max_bytes:
+        raise ValueError(f"min_bytes ({min_bytes}) must not exceed max_bytes ({max_bytes})")
+    return [1 << k for k in range(min_bytes.bit_length() - 1, max_bytes.bit_length())]
+
+
+def iterations_for(size_bytes: int) -> int:
+    """All-reduces timed back to back between two CUDA events per repetition: enough that a small
+    message's batch is well above the events' resolution, one for large messages."""
+    return int(min(50, max(1, (16 << 20) // max(size_bytes, 1))))
+
+
+def child_env(base: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """The environment for anything the NCCL script starts: ``base`` (default: this process's) with
+    NVLink SHARP multicast off (``NCCL_NVLS_ENABLE=0``), whatever ``base`` said."""
+    env = dict(os.environ if base is None else base)
+    env[NVLS_VAR] = "0"
+    return env
+
+
+def nccl_version_text(code: int) -> str:
+    """NCCL's integer version code as ``major.minor.patch`` (``NCCL_VERSION``: X*10000 + Y*100 + Z since
+    2.9, X*1000 + Y*100 + Z before)."""
+    code = int(code)
+    if code >= 10000:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+# ---------------------------------------------------------------- the recording
+
+
+_REQUIRED = {"stamp": dict, "world_size": int, "label": str, "sweep": list, "hierarchical": list,
+             "float_check": dict, "timing": dict}
+_STAMP_KEYS = ("gpu", "driver", "cupy_version", "date", "gpu_count", "nccl_version", "topology")
+_ROW_KEYS = ("bytes", "count", "iters", "device_us", "host_us", "algbw_GBps", "busbw_GBps", "correct", "mismatches")
+
+
+def validate_recording(rec: Any) -> dict[str, Any]:
+    """Return ``rec`` if it has the shape :mod:`helpers.recording.allreduce_nccl` writes; ValueError naming what is
+    missing otherwise."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"the recording must be a JSON object; got {type(rec).__name__}")
+    for key, kind in _REQUIRED.items():
+        if not isinstance(rec.get(key), kind):
+            raise ValueError(f"the recording lacks {key!r} (a {kind.__name__})")
+    missing = [k for k in _STAMP_KEYS if k not in rec["stamp"]]
+    if missing:
+        raise ValueError(f"the recording's stamp lacks {', '.join(missing)}")
+    for row in rec["sweep"]:
+        if not isinstance(row, dict) or any(k not in row for k in _ROW_KEYS):
+            raise ValueError(f"every sweep row needs {', '.join(_ROW_KEYS)}; got {row!r}")
+    if rec["world_size"] < 1 or rec["stamp"]["gpu_count"] < rec["world_size"]:
+        raise ValueError(f"world_size must be in [1, gpu_count]; got {rec['world_size']} of {rec['stamp']['gpu_count']}")
+    return rec
+
+
+def load_recording(name: str = RECORDING) -> Optional[dict[str, Any]]:
+    """``data/allreduce_nccl.json``, validated, or None when nothing has been recorded yet."""
+    return validate_recording(data.load(name)) if data.exists(name) else None
+
+
+def is_multi_gpu(rec: Optional[dict[str, Any]]) -> bool:
+    """True for a recording over two GPUs or more (a world of 1 is a copy, not communication)."""
+    return rec is not None and rec["world_size"] >= 2
+
+
+def recording_status(rec: Optional[dict[str, Any]]) -> str:
+    """One paragraph saying what has been recorded, for the notebook (never presents a 1-GPU run as
+    multi-GPU bandwidth)."""
+    if rec is None:
+        return ("No NCCL recording exists yet, neither a multi-GPU one nor a one-GPU smoke test: "
+                "data/allreduce_nccl.json is written by scripts/gpu/allreduce.sh on a GPU host. Everything "
+                "above ran on simulated ranks on the CPU.")
+    s = rec["stamp"]
+    where = f"{data.label(s)}; NCCL {s['nccl_version']}"
+    if is_multi_gpu(rec):
+        return f"Multi-GPU recording: {rec['world_size']} ranks, one per GPU ({s['gpu_count']} GPUs on the host), {where}."
+    return ("No multi-GPU recording exists yet. The only recording is a smoke test with world size 1 "
+            f"({where}): with one rank, NCCL's all-reduce is a copy from the send buffer to the receive "
+            "buffer, so its times and rates show that the pipeline works (launch, NCCL, checks, timing), "
+            "not how fast GPUs talk to each other.")
+
+
+def _bw(v: float) -> str:
+    return f"{v:,.1f} GB/s" if v >= 0.05 else f"{v:.3f} GB/s"
+
+
+def format_sweep(rec: dict[str, Any], sizes: Optional[Sequence[int]] = None) -> str:
+    """The size sweep as a table: device time (median over repetitions of the slowest rank), host-inclusive
+    time, and for a multi-GPU run algbw and busbw; for world size 1 the copy rate S / t, so labelled."""
+    multi = is_multi_gpu(rec)
+    rows = [r for r in rec["sweep"] if sizes is None or r["bytes"] in sizes]
+    t = rec["timing"]
+    head = (f"{rec['world_size']} rank(s); device time: median of {t['n_repeat']} repetitions after {t['n_warmup']} "
+            f"warm-ups, each the slowest rank's CUDA-event time per all-reduce; {data.label(rec['stamp'])}")
+    if multi:
+        cols = f"{'size':>9}  {'device':>12}  {'host-incl.':>12}  {'algbw':>14}  {'busbw':>14}  check"
+    else:
+        cols = f"{'size':>9}  {'device':>12}  {'host-incl.':>12}  {'copy rate S/t':>14}  check   (world size 1: a copy)"
+    lines = [head, cols]
+    for r in rows:
+        check = "ok" if r["correct"] else f"WRONG ({r['mismatches']:,})"
+        rate = f"{_bw(r['algbw_GBps']):>14}" + (f"  {_bw(r['busbw_GBps']):>14}" if multi else "")
+        lines.append(f"{size_label(r['bytes']):>9}  {r['device_us']:>9,.1f} us  {r['host_us']:>9,.1f} us  {rate}  {check}")
+    return "\n".join(lines)
+
+
+def format_correctness(rec: dict[str, Any]) -> str:
+    """One line: how many sizes were checked against NumPy, and how many were exact."""
+    rows = rec["sweep"]
+    bad = [size_label(r["bytes"]) for r in rows if not r["correct"]]
+    span = f"{size_label(rows[0]['bytes'])} .. {size_label(rows[-1]['bytes'])}" if rows else "no sizes"
+    verdict = "every element equal to NumPy's sum" if not bad else f"WRONG at {', '.join(bad)}"
+    return f"{len(rows)} sizes, {span}, {rec['world_size']} rank(s): {verdict}"
+
+
+def format_float_check(rec: dict[str, Any]) -> str:
+    """What NCCL's float32 sum of random inputs was, against NumPy's float64 sum and the emulator's orders."""
+    f = rec["float_check"]
+    if rec["world_size"] == 1:
+        return (f"{f['count']:,} random floats, world size 1: NCCL returned the input unchanged "
+                f"({'bitwise' if f['equal_to_numpy_float32'] == f['count'] else 'NOT'} equal to it): nothing to add.")
+    return (f"{f['count']:,} random floats on {rec['world_size']} ranks: worst {f['max_ulps_vs_ref']} float32 step(s) "
+            f"from the float64 sum, {'inside' if f['within_bound'] else 'OUTSIDE'} the any-order bound; "
+            f"bitwise equal to NumPy float32 in {f['equal_to_numpy_float32']:,}, to the emulated ring in "
+            f"{f['equal_to_emulated_ring']:,}, to the emulated tree in {f['equal_to_emulated_tree']:,} elements")
+
+
+def format_hierarchical(rec: dict[str, Any]) -> str:
+    """Hierarchical reduce (local kernel, then an all-reduce of one float) against all-reducing the whole
+    shard (then reducing it locally), per shard size; for world size 1, so labelled."""
+    multi = is_multi_gpu(rec)
+    rows = rec["hierarchical"]
+    note = "" if multi else "   (world size 1: both all-reduces are copies)"
+    lines = [f"sum of {rec['world_size']} shard(s), one per GPU; device times, medians{note}",
+             f"{'shard':>9}  {'local ' + (rows[0]['local_version'] if rows else ''):>14}  {'cupy.sum':>11}  "
+             f"{'hierarchical':>13}  {'whole buffer':>13}  {'ratio':>6}  check"]
+    for r in rows:
+        ok = "ok" if r["hier_ok"] and r["whole_ok"] else "WRONG"
+        lines.append(f"{size_label(r['bytes_per_gpu']):>9}  {r['local_reduce_us']:>11,.1f} us  {r['cupy_sum_us']:>8,.1f} us  "
+                     f"{r['hier_us']:>10,.1f} us  {r['whole_us']:>10,.1f} us  {r['whole_us'] / r['hier_us']:>5.1f}x  {ok}")
+    return "\n".join(lines)
+
+
+def nvlink_links(rec: dict[str, Any]) -> list[float]:
+    """The link speeds (GB/s) ``nvidia-smi nvlink --status`` reported for GPU 0 in the recording."""
+    text = rec["stamp"].get("nvlink_status", "")
+    first = re.split(r"\nGPU 1\b", text)[0]
+    return [float(v) for v in re.findall(r"Link \d+: ([\d.]+) GB/s", first)]
+
+
+def format_busbw_vs_nvlink(rec: dict[str, Any], size: int = 1 << 30) -> str:
+    """busbw at ``size`` against the sum of GPU 0's NVLink link speeds as nvidia-smi reported them."""
+    if not is_multi_gpu(rec):
+        return "busbw needs two GPUs or more: this recording has one (a copy), so there is nothing to compare."
+    row = next((r for r in rec["sweep"] if r["bytes"] == size), None)
+    if row is None:
+        return f"the recording has no {size_label(size)} row"
+    links = nvlink_links(rec)
+    if not links:
+        return f"busbw at {size_label(size)}: {_bw(row['busbw_GBps'])}; nvidia-smi reported no NVLink speeds"
+    total = sum(links)
+    return (f"busbw at {size_label(size)}: {_bw(row['busbw_GBps'])}; NVLink on GPU 0 as nvidia-smi reports it: "
+            f"{len(links)} links, {_bw(total)} in all; busbw is {row['busbw_GBps'] / total:.0%} of that")
+
+
+def code_markdown(obj: Any) -> str:
+    """Markdown of a helper's Python source (read from its file, never pasted), with where it lives."""
+    src = inspect.getsource(obj)
+    where = f"{inspect.getmodule(obj).__name__.replace('.', '/')}.py · {obj.__qualname__}"
+    return f"```python\n{src.rstrip()}\n```\n<sub>from <code>{where}</code></sub>"
+

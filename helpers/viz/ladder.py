@@ -1,0 +1,315 @@
+"""Figures of the reduction ladder: benchmark charts drawn from a run (live or recorded), and maps
+drawn from :mod:`helpers.topics.reduce_maps` (measured: the SIMT machine's trace of the real kernels).
+Never from typed-in numbers.
+
+Colours and conventions come from :mod:`helpers.viz.style`: a warp is a row of 32 lanes, warps are
+stacked; working lanes are filled, idle lanes grey.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from helpers.topics import reduce_maps
+from helpers.viz import style
+from helpers.bench.timing import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
+from helpers.topics.reduce import LADDER, VERSIONS
+
+_WORK = style.LANE_FILL
+_IDLE = style.INACTIVE
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark charts
+
+def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes] = None) -> Figure:
+    """GB/s of every version at size ``n`` (bytes read once / device time, both passes), as bars,
+    with the seed kernel's first pass (outlined bars, at 128 and 256 threads), and cupy.sum and the
+    copy (a reference point: read + write bytes) as lines. The legend sits above every line."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 4.2))
+    else:
+        fig = ax.figure
+    rows = [r for r in (version_row(results, n, v) for v in VERSIONS) if r is not None]
+    if not rows:
+        raise ValueError(f"n must be a size of this run ({', '.join(size_label(s) for s in results.get('sizes', []))}); "
+                         f"got {size_label(n)}")
+    best = best_kernel(results, n)
+    names = [r["name"] + ("" if r["block"] == results.get("block") else f"\n<{r['block']}>") for r in rows]
+    values = [r["gbps"] for r in rows]
+    colours = [style.RESULT if best is not None and r is best else style.SKY if r["name"] in LADDER else style.BLUE
+               for r in rows]
+    bars = list(ax.bar(names, values, color=colours, edgecolor=style.BLACK, linewidth=0.5))
+    for seed in sorted(rows_for(results, n, SEED), key=lambda r: r["block"]):
+        # outlined, not hatched: hatching means "undefined" in this series
+        b = ax.bar([f"seed\n<{seed['block']}>"], [seed["first_pass_gbps"]], color="white",
+                   edgecolor=style.VERMILION, linewidth=1.8)
+        bars += list(b)
+        values.append(seed["first_pass_gbps"])
+    for bar, v in zip(bars, values):
+        ax.annotate(f"{v:,.0f}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
+                    fontsize=8, xytext=(0, 2), textcoords="offset points")
+    top = max(values)
+    for name, colour, ls, label in ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),
+                                    (COPY, style.BLACK, ":", "copy (a reference point: read + write bytes)")):
+        ref = rows_for(results, n, name)
+        if ref:
+            ax.axhline(ref[0]["gbps"], color=colour, linestyle=ls, linewidth=1.2,
+                       label=f"{label}: {ref[0]['gbps']:,.0f} GB/s")
+            top = max(top, ref[0]["gbps"])
+    ax.set_ylim(0, top * 1.45)  # room above the highest line and bar for the legend
+    ax.set_ylabel("GB/s (4 n bytes / device time)")
+    ax.set_title(f"Sum of {size_label(n)} float32, block {results.get('block')}: device time, both passes",
+                 fontsize=11)
+    handles, labels = ax.get_legend_handles_labels()
+    if rows_for(results, n, SEED):
+        handles.append(Patch(facecolor="white", edgecolor=style.VERMILION, linewidth=1.8))
+        labels.append("the seed's reduce_v4, first pass only (outlined)")
+    ax.legend(handles, labels, loc="upper left", fontsize=8, frameon=False, ncol=2)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    _footer(fig, describe(results))
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def _footer(fig: Figure, text: str) -> None:
+    """The source line under a chart, wrapped so it never runs off the figure."""
+    import textwrap
+
+    fig.text(0.01, 0.005, "\n".join(textwrap.wrap(text, 170)), fontsize=7, color="#555555")
+
+
+def regimes(results: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """``(name, first size, last size)`` of the three regimes of a sweep, from its data: "launch
+    cost" while the best kernel takes less than twice its time at the smallest size, "L2" while
+    the input (4 n bytes) fits in the GPU's L2 (``l2_bytes`` of the run), "HBM" beyond."""
+    sizes = sorted(results.get("sizes", []))
+    best = {n: best_kernel(results, n) for n in sizes}
+    sizes = [n for n in sizes if best[n]]
+    if not sizes:
+        return []
+    floor = best[sizes[0]]["total_us"]
+    l2 = results.get("l2_bytes") or 0
+    kinds = ["launch cost" if best[n]["total_us"] < 2 * floor else "L2" if 4 * n <= l2 else "HBM" for n in sizes]
+    out: list[tuple[str, int, int]] = []
+    for n, kind in zip(sizes, kinds):
+        if out and out[-1][0] == kind:
+            out[-1] = (kind, out[-1][1], n)
+        else:
+            out.append((kind, n, n))
+    return out
+
+
+def sweep_chart(results: dict[str, Any]) -> Figure:
+    """Against size, for each kernel of a sweep, cupy.sum, the copy and the empty kernel: device
+    time (top left) beside host-inclusive time (top right), and GB/s from device time (bottom),
+    with the regimes (launch cost, L2, HBM) shaded, the cupy.sum floor marked as launch cost, and
+    the HBM3e datasheet bandwidth as the ceiling."""
+    from helpers.bench.timing import EMPTY, HBM_DATASHEET_TBPS
+
+    fig = plt.figure(figsize=(style.FIG_WIDTH, 7.4))
+    grid = fig.add_gridspec(2, 2, height_ratios=(1, 1))
+    ax_dev, ax_host, ax_bw = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
+    names = list(results.get("versions", [])) + [CUPY_SUM, COPY, EMPTY]
+    colours = dict(zip(results.get("versions", []), (style.GREEN, style.ORANGE, style.PURPLE, style.VERMILION, style.SKY)))
+    colours.update({CUPY_SUM: style.BLUE, COPY: style.BLACK, EMPTY: style.GREY})
+    for name in names:
+        rows = sorted((r for r in results["rows"] if r["name"] == name and (name != "v9" or r.get("default_block", True))),
+                      key=lambda r: r["n"])
+        if not rows:
+            continue
+        ns = np.array([r["n"] for r in rows], float)
+        ls = ":" if name == COPY else "--" if name == CUPY_SUM else "-."  if name == EMPTY else "-"
+        label = "copy (read + write bytes; a reference point)" if name == COPY else name
+        kw = dict(marker="o", ms=2.5, color=colours.get(name, style.BLACK), label=label, linewidth=1.2)
+        ax_dev.plot(ns, [r["total_us"] for r in rows], ls, **kw)
+        if all("host_us" in r for r in rows):
+            ax_host.plot(ns, [r["host_us"] for r in rows], ls, **kw)
+        if name != EMPTY:
+            ax_bw.plot(ns, [r["gbps"] for r in rows], ls, **kw)
+    shades = {"launch cost": style.LIGHT, "L2": "#E8F4FB", "HBM": "#FFF4E0"}
+    sizes = sorted(results.get("sizes", []))
+    for kind, lo, hi in regimes(results):
+        i_lo, i_hi = sizes.index(lo), sizes.index(hi)
+        x0 = lo / 2**0.5 if i_lo == 0 else (sizes[i_lo - 1] * lo) ** 0.5
+        x1 = hi * 2**0.5 if i_hi == len(sizes) - 1 else (hi * sizes[i_hi + 1]) ** 0.5
+        for ax in (ax_dev, ax_host, ax_bw):
+            ax.axvspan(x0, x1, color=shades[kind], zorder=0, linewidth=0)
+        ax_bw.text((x0 * x1) ** 0.5, 0.98, kind + (" dominates" if kind != "launch cost" else ""),
+                   transform=ax_bw.get_xaxis_transform(), ha="center", va="top", fontsize=8, color="#444444")
+    floor = [r for r in results["rows"] if r["name"] == CUPY_SUM]
+    if floor:
+        low = min(floor, key=lambda r: r["n"])
+        ax_dev.annotate(f"cupy.sum floor ≈ {low['total_us']:.1f} µs:\nlaunch cost, not bytes", (low["n"], low["total_us"]),
+                        xytext=(12, 22), textcoords="offset points", fontsize=7.5, color=style.BLUE,
+                        arrowprops=dict(arrowstyle="-", color=style.BLUE, linewidth=0.8))
+    ax_bw.axhline(HBM_DATASHEET_TBPS * 1e3, color=style.VERMILION, linestyle="--", linewidth=1.0)
+    ax_bw.text(sizes[0] if sizes else 1, HBM_DATASHEET_TBPS * 1e3, f"  HBM3e datasheet {HBM_DATASHEET_TBPS} TB/s: the ceiling for data read from HBM",
+               va="bottom", fontsize=8, color=style.VERMILION)
+    for ax in (ax_dev, ax_host, ax_bw):
+        ax.set_xscale("log", base=2)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=8)
+    for ax in (ax_dev, ax_host):
+        ax.set_yscale("log")
+    ax_bw.set_xlabel("float32 elements")
+    ax_dev.set_ylabel("device time, µs (graph replay)", fontsize=9)
+    ax_host.set_ylabel("host-inclusive time, µs (call to result)", fontsize=9)
+    ax_bw.set_ylabel("GB/s (4 n bytes / device time)", fontsize=9)
+    top = max([HBM_DATASHEET_TBPS * 1e3] + [r["gbps"] for r in results["rows"] if isinstance(r.get("gbps"), (int, float))])
+    ax_bw.set_ylim(0, top * 1.12)
+    ax_dev.set_title("Device time: what the GPU spends", fontsize=10)
+    ax_host.set_title("Host-inclusive time: what a Python caller waits", fontsize=10)
+    handles, labels = ax_bw.get_legend_handles_labels()
+    handles.append(Line2D([], [], linestyle="-.", marker="o", ms=2.5, color=colours[EMPTY]))
+    labels.append("empty kernel (time panels): one launch")
+    ax_bw.legend(handles, labels, fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(0.0, 0.42))
+    _footer(fig, describe(results))
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Maps measured on the SIMT machine (helpers.topics.reduce_maps)
+
+def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None) -> Figure:
+    """Which lanes of each warp executed the add at each step of ``version``'s tree (warps stacked,
+    32 lanes per row), measured on the SIMT machine. Filled: working; grey: idle. A red tick marks
+    a divergent warp (some lanes in the branch, some not)."""
+    steps = reduce_maps.tree_steps(version, block)[:max_steps]
+    active = reduce_maps.active_lanes(version, block)[: len(steps)]
+    divergent = reduce_maps.divergent_warps(version, block)[: len(steps)]
+    cols = min(4, len(steps))
+    rows = -(-len(steps) // cols)
+    warps = block // reduce_maps.WARP
+    fig, axes = plt.subplots(rows, cols, figsize=(style.FIG_WIDTH, rows * (0.5 + 0.16 * warps) + 0.4),
+                             squeeze=False)
+    cmap = ListedColormap([_IDLE, _WORK])
+    for k, ax in enumerate(axes.flat):
+        if k >= len(steps):
+            ax.axis("off")
+            continue
+        ax.imshow(active[k].astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ticks = np.flatnonzero(divergent[k])
+        if ticks.size:   # one artist for all of a step's ticks: the ladder explorer redraws this figure
+            ax.plot(np.full(ticks.size, -1.2), ticks, ">", color=style.VERMILION, ms=4, clip_on=False)
+        ax.set_title(f"s = {steps[k].stride}: {int(active[k].sum())} working", fontsize=8)
+        # Lane numbers under the bottom panel of each column, warp numbers left of each row: the
+        # panels line up, and every label drawn costs the explorer time.
+        bottom = k + cols >= len(steps)
+        ax.set_xticks([0, 31] if bottom else [])
+        ax.set_yticks((range(warps) if warps <= 8 else [0, warps - 1]) if k % cols == 0 else [])
+        ax.tick_params(labelsize=6, length=0)
+        if bottom:
+            ax.set_xlabel("lane", fontsize=7)
+        if k % cols == 0:
+            ax.set_ylabel("warp", fontsize=7)
+    handles = [Patch(color=_WORK, label="working"), Patch(color=_IDLE, label="idle"),
+               Patch(color=style.VERMILION, label="divergent warp (tick)")]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(f"reduce_{version}<{block}>: who works at each step (measured: SIMT machine, one block)",
+                 fontsize=11)
+    _fixed_margins(fig, rows, top=0.75, bottom=0.7, gap=0.32)
+    return fig
+
+
+def _fixed_margins(fig: Figure, rows: int, *, top: float, bottom: float, gap: float) -> None:
+    """Subplot margins in inches (above the first row, below the last, between rows), instead of
+    ``tight_layout``: that layout pass costs about as much as drawing the figure, and makes every
+    ``savefig`` draw it twice; a widget refresh waits for both."""
+    height = fig.get_size_inches()[1]
+    panel = max((height - top - bottom - gap * (rows - 1)) / rows, 0.1)
+    fig.subplots_adjust(left=0.045, right=0.985, bottom=bottom / height, top=1 - top / height, wspace=0.12,
+                        hspace=gap / panel)
+
+
+def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 256) -> Figure:
+    """Bank-conflict degree of each warp (columns) at each step (rows), one heatmap per version,
+    measured on the SIMT machine (wavefronts of the warp's shared requests in the step).
+    1 = conflict-free; k = the request takes k wavefronts; grey = the warp makes no request."""
+    fig, axes = plt.subplots(1, len(versions), figsize=(style.FIG_WIDTH, 3.6), squeeze=False)
+    levels = [0, 1, 2, 4, 8, 16, 32]
+    colours = [_IDLE, style.LIGHT, "#FBE3C2", style.YELLOW, style.ORANGE, style.VERMILION, "#7A2E00"]
+    cmap = ListedColormap(colours)
+    norm = BoundaryNorm([-0.5, 0.5, 1.5, 3, 6, 12, 24, 33], cmap.N)
+    for ax, version in zip(axes.flat, versions):
+        deg = reduce_maps.bank_conflict_degree(version, block)
+        strides = [st.stride for st in reduce_maps.tree_steps(version, block)]
+        ax.imshow(deg, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+        for (k, w), d in np.ndenumerate(deg):
+            if d:
+                ax.text(w, k, f"{d}", ha="center", va="center", fontsize=7,
+                        color="white" if d >= 16 else style.BLACK)
+        ax.set_yticks(range(len(strides)), [f"s={s}" for s in strides], fontsize=7)
+        ax.set_xticks(range(deg.shape[1]))
+        ax.tick_params(labelsize=7, length=0)
+        ax.set_xlabel("warp", fontsize=8)
+        ax.set_title(f"reduce_{version}<{block}>: worst degree {deg.max()}-way", fontsize=10)
+    handles = [Patch(color=c, label=("no request" if lv == 0 else "conflict-free" if lv == 1 else f"{lv}-way"))
+               for lv, c in zip(levels, colours)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    fig.suptitle("Shared-memory bank conflicts per warp and step (32 banks of 4 bytes; measured: SIMT machine)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.94))
+    return fig
+
+
+def first_step_figure(versions: Sequence[str] = ("v2", "v3"), block: int = 256) -> Figure:
+    """The first add of each version, measured on the SIMT machine: threads that add something
+    (filled) and threads that only loaded (grey), warps stacked. v2's first tree step leaves half
+    the block idle; v3 adds while loading, so every thread works (and a block covers twice the
+    elements)."""
+    fig, axes = plt.subplots(1, len(versions), figsize=(style.FIG_WIDTH, 0.6 + 0.25 * block / 32), squeeze=False)
+    cmap = ListedColormap([_IDLE, _WORK])
+    for ax, version in zip(axes.flat, versions):
+        fs = reduce_maps.first_step(version, block)
+        ax.imshow(fs.lanes.astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_title(f"{version}: {fs.working} of {fs.threads} threads add, {fs.elements_per_block} elements/block",
+                     fontsize=9)
+        ax.set_xticks([0, 31])
+        ax.set_xlabel("lane", fontsize=8)
+        ax.set_ylabel("warp", fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.legend(handles=[Patch(color=_WORK, label="adds"), Patch(color=_IDLE, label="idle (loaded only)")],
+               loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.suptitle("The first add (measured: SIMT machine, one block)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figure:
+    """``__syncthreads()`` per block of every version (and warp 0's ``__syncwarp()``), counted by
+    the SIMT machine on the real kernels: the barriers v4 removes, and the one left with shuffles."""
+    counts = [reduce_maps.barriers(v, block) for v in versions]
+    x = np.arange(len(versions))
+    fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 3.2))
+    a = ax.bar(x - 0.2, [c["syncthreads"] for c in counts], 0.4, color=style.BLUE)
+    b = ax.bar(x + 0.2, [c["syncwarp"] for c in counts], 0.4, color=style.ORANGE)
+    for bars in (a, b):
+        ax.bar_label(bars, fontsize=8)
+    # explicit handles: matplotlib ignores labels that start with an underscore
+    ax.legend([a, b], ["__syncthreads() per block", "__syncwarp() in warp 0"], fontsize=8, frameon=False)
+    ax.set_xticks(x, versions)
+    ax.set_ylabel("barriers")
+    ax.set_title(f"Barriers per block, block = {block} (counted by the SIMT machine)", fontsize=11)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def show(fig: Figure) -> None:
+    """Display ``fig`` once in a notebook, rendered as the series renders every figure
+    (:func:`helpers.viz.lanes.figure_png`, its default dpi), and let pyplot forget it."""
+    from IPython.display import Image, display
+
+    from helpers.viz.lanes import figure_png
+
+    display(Image(figure_png(fig)))
+    plt.close(fig)

@@ -1,0 +1,4 @@
+"""The explorers: one base (base: view function, wiring, message and table boxes, engine label) and
+each notebook's explorers (intrinsics, reduce, allreduce), expr (the learner's predicate language).
+Imports everything below it; nothing in helpers imports it.
+"""
