@@ -206,7 +206,7 @@ def test_02_offset_slider_moves_the_lanes(notebooks: dict[str, Notebook]) -> Non
     nb = notebooks["02"]
     nb.show()
     page, panel = nb.page, nb.panel
-    assert panel.get_by_text("emulator trace == H200 trace").count() >= 1   # the last code cell's output
+    assert panel.get_by_text("trace == H200 trace").count() >= 1   # the last code cell's output
     panel.locator(".jp-Cell", has_text="widgets.shuffle_explorer()").first.scroll_into_view_if_needed()
     mapping = panel.locator(".warplab-mapping").first
     mapping.wait_for(timeout=60_000)

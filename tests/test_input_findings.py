@@ -58,7 +58,7 @@ def test_1_match_any_works_in_chunks_with_bounded_memory() -> None:
 
 
 def test_1_results_keep_no_trace_and_stay_within_twice_the_input() -> None:
-    n = 32 * params.CHUNK_WARPS      # many chunks: what one chunk allocates is small beside the input
+    n = 16 * params.CHUNK_WARPS      # many launches: what one launch allocates is small beside the input
     v = np.random.default_rng(1).integers(-100, 100, (n, 32)).astype(np.int32)
     for fn in (lambda: wr.warp_reduce(v, backend=EMU), lambda: wr.warp_reduce_sum(v, backend=EMU),
                lambda: wr.float_order_batch(v.astype(np.float32), backend=EMU)):
