@@ -11,7 +11,7 @@ reported apart as "parse + prepare"):
 * one warp's WarpReduceSum (float)                                      [<= 5 ms]
 * a 1024-thread BlockReduce (float sum, one block)                       [<= 50 ms]
 * a full reduction of N = 2^16 floats with each of v0..v8 and onepass, the launch shapes of
-  helpers.topics.reduce (block 256; grid-stride versions sized for 132 SMs x 8 blocks)   [<= 2 s each]
+  helpers.topics.reduce.run_passes (block 256; grid-stride grids sized as on an H200)   [<= 2 s each]
 * parsing a module's PTX, and preparing a launch (decoding + binding), cold and cached [<= 100 ms]
 """
 from __future__ import annotations
@@ -33,7 +33,6 @@ from helpers.machine import executor, ptx  # noqa: E402
 
 N = 2 ** 16
 BLOCK = 256
-RESIDENT = 132 * 8  # an H200: 132 SMs, 8 blocks of 256 threads each
 
 
 CPU: list[float] = []
@@ -71,26 +70,13 @@ def block_reduce_1024(reps: int) -> float:
 
 
 def full_reduction(version: str, reps: int) -> tuple[float, float]:
-    spec = R._SPECS[version]
-    expr = R.kernel_name(version, BLOCK)
-    mod = machine.kernel_module(spec.file, (expr,), ("REDUCE_UNROLL=4",) if spec.vector else ())
-    k = mod.get_function(expr)
+    """Every pass of ``version`` on the machine as the series runs it (helpers.topics.reduce.run_passes:
+    the shipped PTX, block 256, grid-stride grids sized as on an H200)."""
     x = np.random.default_rng(2).standard_normal(N).astype(np.float32)
-    grids = R.pass_grids(version, N, BLOCK, RESIDENT)
-    bufs = [np.zeros(g, np.float32) for g in grids]
     result = [0.0]
 
     def run() -> None:
-        if version == "onepass":
-            done, out = np.zeros(1, np.uint32), np.zeros(1, np.float32)
-            k((grids[0],), (BLOCK,), (x, bufs[0], done, out, np.int64(N)))
-            result[0] = float(out[0])
-            return
-        src, n = x, N
-        for g, b in zip(grids, bufs):
-            k((g,), (BLOCK,), (src, b, np.int64(n)))
-            src, n = b, g
-        result[0] = float(src[0])
+        result[0] = R.run_passes(x, version, BLOCK, backend="emulator").value
 
     t = _median(run, reps)
     return t, abs(result[0] - float(x.astype(np.float64).sum()))

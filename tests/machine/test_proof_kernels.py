@@ -1,8 +1,7 @@
 """Item 1: every instantiation of every kernel, as recorded on the H200, replayed on the machine.
 
-CI runs a sample (every kernel file and launch family at least once, then the smallest launches up
-to a thread budget); ``WARPLAB_PROOF=full`` runs every recorded launch (scripts/gpu/machine.sh does,
-on the GPU host's CPUs)."""
+CI replays every recorded launch; ``WARPLAB_PROOF=sample`` runs a quicker sample (every kernel file and
+launch family at least once, then the smallest launches up to a thread budget) for local runs."""
 from __future__ import annotations
 
 import pytest
@@ -31,7 +30,7 @@ def test_machine_reproduces_the_h200_bit_for_bit_where_defined(recording: replay
     rows = recording.rows if replay.full() else recording.sample()
     out = replay.run_parallel("kernels", replay.ci_jobs(), keys=[r["key"] for r in rows])
     s = replay.summary(out)
-    print("\n" + replay.format_summary("kernels (" + ("all" if replay.full() else "CI sample") + ")", s))
+    print("\n" + replay.format_summary("kernels (" + ("all" if replay.full() else "sample") + ")", s))
     assert s["by_status"].get("inputs_differ", 0) == 0, "inputs rebuilt from the seeds differ from the H200's"
     assert not s["machine_errors"], s["machine_errors"]
     assert s["by_status"].get("mismatch", 0) == 0, s["mismatches"]
