@@ -24,6 +24,7 @@ from helpers.engine import backend as _backend
 from helpers.engine import kernels
 from helpers.engine import nvrtc
 from helpers import machine
+from helpers.machine.decode import UINT
 
 MACHINE_ARCH = "sm_90"   # the shipped PTX's arch: the H200's, which the machine's semantics follow
 
@@ -94,7 +95,7 @@ class Launch:
             if g is None:
                 continue
             ok = self.defined(pos)
-            bad = np.flatnonzero((_bits(g) != _bits(m)) & ok)
+            bad = np.flatnonzero((bits(g) != bits(m)) & ok.reshape(-1))
             if bad.size:
                 i = int(bad[0])
                 out.append(f"argument {pos}: {bad.size} defined elements differ (first at {i}: "
@@ -102,9 +103,11 @@ class Launch:
         return out
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
+def bits(a: np.ndarray) -> np.ndarray:
+    """``a``'s elements as unsigned integers of the same width, flattened: what "bit for bit" compares
+    (a NaN equals itself, -0.0 differs from 0.0)."""
     a = np.ascontiguousarray(a).reshape(-1)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+    return a.view(UINT[a.dtype.itemsize])
 
 
 def _on_machine(name: str, expr: str, grid: Any, block: Any, args: Sequence[Any], shared_mem: int,

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 
 from helpers.recording.proof import launches, programs, rand, store
+from helpers.topics.launch import bits
 
 FULL_ENV = "WARPLAB_PROOF"   # every recorded launch, in CI too; "sample": a quicker sample, for local runs
 
@@ -70,16 +71,11 @@ def _machine_module(ptx: str) -> Any:
     return machine.RawModule(ptx=ptx)
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
-
-
 def compare_exact(name: str, hw: np.ndarray, got: np.ndarray, undefined: Optional[np.ndarray],
                   lo: int = 0, hi: Optional[int] = None) -> tuple[int, int, list[dict[str, Any]]]:
     """(compared, undefined, mismatches) over ``[lo, hi)``: bit for bit where defined."""
     hi = hw.size if hi is None else hi
-    h, g = _bits(hw.reshape(-1)[lo:hi]), _bits(got.reshape(-1)[lo:hi])
+    h, g = bits(hw.reshape(-1)[lo:hi]), bits(got.reshape(-1)[lo:hi])
     und = np.zeros(h.shape, bool) if undefined is None else np.asarray(undefined).reshape(-1)[lo:hi]
     bad = np.nonzero((h != g) & ~und)[0]
     out = [{"arg": name, "index": int(lo + i), "hw": hw.reshape(-1)[lo + i].item(), "machine": got.reshape(-1)[lo + i].item()}
@@ -100,7 +96,7 @@ def compare_at_least(name: str, hw: np.ndarray, got: np.ndarray,
 
 def compare_multiset(name: str, hw: np.ndarray, got: np.ndarray, undefined: Optional[np.ndarray],
                      lo: int, hi: int) -> tuple[int, int, list[dict[str, Any]]]:
-    h, g = _bits(hw.reshape(-1)[lo:hi]), _bits(got.reshape(-1)[lo:hi])
+    h, g = bits(hw.reshape(-1)[lo:hi]), bits(got.reshape(-1)[lo:hi])
     und = np.zeros(h.shape, bool) if undefined is None else np.asarray(undefined).reshape(-1)[lo:hi]
     if und.any():
         return 0, int(und.sum()), []       # a multiset with undefined members is not comparable
@@ -114,7 +110,7 @@ def compare_float_sum(name: str, hw: np.ndarray, got: np.ndarray, undefined: Opt
                       terms: np.ndarray) -> tuple[int, int, list[dict[str, Any]]]:
     if undefined is not None and np.asarray(undefined).reshape(-1)[index]:
         return 0, 1, []
-    t = terms[_bits(terms) != programs.SENTINEL32]
+    t = terms[bits(terms) != programs.SENTINEL32]
     exact, bound = programs.float_sum_bound(t)
     bad = []
     for who, v in (("hw", float(hw.reshape(-1)[index])), ("machine", float(got.reshape(-1)[index]))):
