@@ -10,7 +10,8 @@ import pytest
 
 from helpers import data
 from helpers.engine import backend
-from helpers.bench import timing as bench
+from helpers import bench
+from helpers.bench import cli, runs
 from helpers.topics import reduce as R
 
 
@@ -42,8 +43,8 @@ def fake_ladder(sizes=(2**20, 2**25, 2**28), slow_v2: bool = False, wrong: str =
                 r["default_block"] = True
             if v == wrong:
                 r.update(correct=False, abs_err=5.0)
-            rows.append(bench._finish_row(r, copy_row, sum_row))
-        rows.append(bench._finish_row(_row("v4", n, 7.0 * scale, block=128), copy_row, sum_row))
+            rows.append(runs._finish_row(r, copy_row, sum_row))
+        rows.append(runs._finish_row(_row("v4", n, 7.0 * scale, block=128), copy_row, sum_row))
         for b, seed_t in ((128, 7.0 * scale), (256, 7.5 * scale)):
             rows.append({"name": bench.SEED, "n": n, "block": b, "first_pass_us": seed_t,
                          "first_pass_gbps": 4 * n / seed_t / 1e3, "first_pass_only": True, "correct": True,
@@ -63,7 +64,7 @@ def no_gpu(monkeypatch, tmp_path: Path) -> Path:
 
 
 def test_no_gpu_and_nothing_recorded(no_gpu: Path, capsys) -> None:
-    assert bench.main([]) == 1
+    assert cli.main([]) == 1
     out = capsys.readouterr().out
     assert "No usable CUDA GPU here (no CUDA device (test))" in out
     assert "data/bench_ladder.json" in out and "scripts/gpu/reduce.sh" in out
@@ -72,7 +73,7 @@ def test_no_gpu_and_nothing_recorded(no_gpu: Path, capsys) -> None:
 
 def test_no_gpu_shows_the_recorded_run(no_gpu: Path, capsys) -> None:
     data.write("bench_ladder", fake_ladder(), {"gpu": "NVIDIA H200", "driver": "1.2", "cupy_version": "14.2.0"})
-    assert bench.main([]) == 0
+    assert cli.main([]) == 0
     out = capsys.readouterr().out
     assert "showing the recorded results instead" in out
     assert "recorded on NVIDIA H200 (driver 1.2, CuPy 14.2.0)" in out
@@ -83,12 +84,12 @@ def test_no_gpu_shows_the_recorded_run(no_gpu: Path, capsys) -> None:
 
 
 def test_no_gpu_refuses_to_record(no_gpu: Path, capsys) -> None:
-    assert bench.main(["--record"]) == 2
+    assert cli.main(["--record"]) == 2
     assert "--record needs a CUDA GPU" in capsys.readouterr().err
 
 
 def test_no_gpu_sweep_message(no_gpu: Path, capsys) -> None:
-    assert bench.main(["--sweep"]) == 1
+    assert cli.main(["--sweep"]) == 1
     assert "no recorded sweep run in data/bench_sweep.json" in capsys.readouterr().out
 
 
@@ -145,7 +146,7 @@ def test_tables_and_labels() -> None:
     assert "seed_reduce_v4 (1st)" in table
     assert bench.describe(res).startswith("ladder: live on Fake GPU")
     assert bench.size_label(2**30) == "2^30" and bench.size_label(1000) == "1000"
-    assert bench._parse_sizes("20,25,1000") == [2**20, 2**25, 1000]
+    assert cli._parse_sizes("20,25,1000") == [2**20, 2**25, 1000]
     with pytest.raises(ValueError, match="kind must be one of ladder, sweep, tune"):
         bench.record_name("nope")
     json.dumps(res)  # JSON-ready
@@ -209,7 +210,7 @@ def test_format_tune_grid() -> None:
         if r["name"] in ("v8", "onepass"):
             r["unroll"] = 4
     extra = dict(bench.rows_for(res, 2**20, "v8")[0], unroll=8, total_us=0.5)
-    res["rows"].append(bench._finish_row(extra, bench.rows_for(res, 2**20, bench.COPY)[0],
+    res["rows"].append(runs._finish_row(extra, bench.rows_for(res, 2**20, bench.COPY)[0],
                                          bench.rows_for(res, 2**20, bench.CUPY_SUM)[0]))
     lines = bench.format_tune(res, 2**20).splitlines()
     assert "unroll 4" in lines[1] and "unroll 8" in lines[1]

@@ -411,7 +411,7 @@ def collected_metrics(launches: Sequence[dict[str, Any]]) -> list[str]:
 def summary_lines() -> list[str]:
     """A short summary of everything recorded for the ladder in data/ (for the end of reduce.sh)."""
     from helpers import data
-    from helpers.bench import timing as bench
+    from helpers import bench
 
     out: list[str] = []
     ladder = bench.load_recorded("ladder")

@@ -104,7 +104,7 @@ def kernel_name(version: str, block: int) -> str:
 REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     **{spec.file: tuple(f"{spec.file}<{b}>" for b in BLOCKS) for spec in _SPECS.values()},
     "seed_reduce_v4": (f"seed_reduce_v4<{SEED_BLOCK}>",),
-    "reduce_timing": ("reduce_empty", "reduce_spin"),  # launch-cost yardsticks of helpers.bench.timing
+    "reduce_timing": ("reduce_empty", "reduce_spin"),  # launch-cost yardsticks of helpers.bench.clock
 }
 REDUCE_KERNELS["seed_reduce_v4"] += (f"seed_reduce_v4<{DEFAULT_BLOCK}>",)  # the seed at our block size too
 

@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 
 from helpers.topics import reduce_maps
 from helpers.viz import style
-from helpers.bench.timing import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
+from helpers.bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
 from helpers.topics.reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
@@ -112,7 +112,7 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     time (top left) beside host-inclusive time (top right), and GB/s from device time (bottom),
     with the regimes (launch cost, L2, HBM) shaded, the cupy.sum floor marked as launch cost, and
     the HBM3e datasheet bandwidth as the ceiling."""
-    from helpers.bench.timing import EMPTY, HBM_DATASHEET_TBPS
+    from helpers.bench import EMPTY, HBM_DATASHEET_TBPS
 
     fig = plt.figure(figsize=(style.FIG_WIDTH, 7.4))
     grid = fig.add_gridspec(2, 2, height_ratios=(1, 1))

@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from helpers.engine import backend as _backend
-from helpers.bench import timing as bench
+from helpers import bench
 from helpers.widgets import base as explorer
 from helpers.viz import lanes as figures
 from helpers.engine import params

@@ -39,17 +39,17 @@ step_tests() {
 }
 
 step_ladder() {
-  timeout 240 python3 -m helpers.bench.timing --record --reps 5 --replays 5 > "$LOG/ladder.log" 2>&1
+  timeout 240 python3 -m helpers.bench --record --reps 5 --replays 5 > "$LOG/ladder.log" 2>&1
   rc=$?; note ladder "exit $rc"
 }
 
 step_sweep() {
-  timeout 200 python3 -m helpers.bench.timing --sweep --record --reps 5 --replays 5 > "$LOG/sweep.log" 2>&1
+  timeout 200 python3 -m helpers.bench --sweep --record --reps 5 --replays 5 > "$LOG/sweep.log" 2>&1
   rc=$?; note sweep "exit $rc"
 }
 
 step_tune() {
-  timeout 150 python3 -m helpers.bench.timing --tune --record --reps 3 --replays 3 > "$LOG/tune.log" 2>&1
+  timeout 150 python3 -m helpers.bench --tune --record --reps 3 --replays 3 > "$LOG/tune.log" 2>&1
   rc=$?; note tune "exit $rc"
 }
 

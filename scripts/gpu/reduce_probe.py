@@ -27,7 +27,7 @@ from pathlib import Path
 import cupy
 import numpy as np
 
-from helpers.bench import timing as bench
+from helpers import bench
 from helpers.engine import kernels
 from helpers.topics import reduce as R
 

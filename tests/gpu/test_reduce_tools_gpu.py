@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.bench import timing as bench
+from helpers import bench
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -86,7 +86,7 @@ def test_time_interleaved_keeps_every_repetition() -> None:
 
 
 def test_bench_command_line() -> None:
-    done = _run("helpers.bench.timing", "--sizes", "16", "--versions", "v2,onepass", "--reps", "2", "--replays", "2",
+    done = _run("helpers.bench", "--sizes", "16", "--versions", "v2,onepass", "--reps", "2", "--replays", "2",
                 "--quiet")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "onepass" in done.stdout and "every version correct" in done.stdout

@@ -7,7 +7,7 @@ kernels' contracts, as their drivers apply them: :mod:`helpers.engine.warp_cupy`
 :mod:`helpers.topics.warp_reduce` (warp_reduce_sum.cu, warp_reduce_ops.cu, the seed's warp kernels),
 :mod:`helpers.topics.block_reduce` (block_reduce.cu, seed_block_reduce.cu), :mod:`helpers.topics.reduce`
 (the ladder, its grid formulas and the seed's launch; ``ReducePlan`` for v9's workspace),
-:mod:`helpers.topics.ballot_uses` (warp_aggregated.cu), :mod:`helpers.bench.timing` (reduce_timing.cu),
+:mod:`helpers.topics.ballot_uses` (warp_aggregated.cu), :mod:`helpers.bench.clock` (reduce_timing.cu),
 :mod:`helpers.recording.record_diverged` (warp_diverged.cu, whose calls are undefined on purpose). Sizes are chosen so that they are *not* multiples of the block: partial tail
 warps, ragged last blocks, ``n`` not a multiple of 4 for the float4 tails.
 
@@ -191,9 +191,9 @@ FAMILIES: tuple[Family, ...] = (
            (_a("in", "in", "float32", "four", "ladder"), _a("partials", "out", "float32", "four", "sentinel"),
             _a("done", "out", "uint32", "four", "sentinel"), _a("out", "out", "float32", "four", "sentinel"),
             _a("n", "scalar", "int64")),
-           "timing_empty", "helpers.bench.timing.empty_launcher: any grid and block, touches no memory (outputs untouched)"),
+           "timing_empty", "helpers.bench.clock.empty_launcher: any grid and block, touches no memory (outputs untouched)"),
     Family("timing_spin", "reduce_timing", r"reduce_spin", (_a("ns", "scalar", "int64"),),
-           "timing_spin", "helpers.bench.timing.DeviceTimer: one thread waits ns of %globaltimer; no memory"),
+           "timing_spin", "helpers.bench.clock.DeviceTimer: one thread waits ns of %globaltimer; no memory"),
     Family("diverged", "warp_diverged", r"diverged_kernel<(?P<op>[01]), (?P<later>true|false)>",
            (_a("in", "in", "int32", "lanes"), _a("callers", "in", "uint32", "n_warps", "callers"),
             _a("delta", "scalar", "int32"), _a("spin", "scalar", "int64"),
