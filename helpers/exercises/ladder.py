@@ -4,19 +4,15 @@ notebook 06 (``thread_sum_vec4``, a vectorised grid-stride loop)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from helpers.exercises import compare
-from helpers.exercises.spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges
+from helpers.exercises.spec import (LANES, Bench, Case, Exercise, Judge, Mismatch, Row, clause, fmt, lane_ranges,
+                                    undefined_mask)
 
 V4_BLOCKS = (64, 128, 256, 512, 1024)
-
-
-def _undefined(case: Case, pos: int) -> Optional[np.ndarray]:
-    masks = case.data.get("undefined")
-    return None if masks is None else masks[pos]
 
 
 # ---------------------------------------------------------------- last_warp_sum (05)
@@ -52,34 +48,53 @@ def _explain_partials(got: float, p: np.ndarray, exact: bool) -> Optional[str]:
     return None
 
 
-def last_warp_judge(case: Case) -> Optional[Mismatch]:
-    b = case.block[0]
-    blocks = case.grid[0]
-    x = case.data["x"].reshape(blocks, b)
-    out = case.args[1]
-    und = _undefined(case, 1)
-    for blk in range(blocks):
-        whole = case.data["whole"][blk]
-        got = float(out[blk])
-        undefined = und is not None and bool(und[blk])
-        if not undefined and compare.sum_ok(got, x[blk], exact=whole):
-            continue
-        partials = x[blk].astype(np.float64).reshape(-1, 64).sum(axis=0)   # what v4's tree leaves in smem[0..64)
-        exact = float(x[blk].astype(np.float64).sum())
-        kind = "whole numbers" if whole else "real values"
-        lane0 = np.arange(LANES) == 0
-        rows = [Row("smem[0..31]", partials[:32]), Row("smem[32..63]", partials[32:]),
+def smem0_judge(figure: Callable[[np.ndarray], list[Row]],
+                explain: Callable[[float, np.ndarray, bool], Optional[str]]) -> Judge:
+    """A judge for a block's sum left in smem[0], which the harness stores to ``out[block]``
+    (argument 1; the input, ``case.data["x"]``, is one value per thread). ``figure(values)`` gives
+    the lane figure's rows above expected and got; ``explain(got, values, whole)`` what a wrong sum
+    suggests (or None)."""
+
+    def judge(case: Case) -> Optional[Mismatch]:
+        b = case.block[0]
+        blocks = case.grid[0]
+        x = case.data["x"].reshape(blocks, b)
+        out = case.args[1]
+        und = undefined_mask(case, 1)
+        for blk in range(blocks):
+            whole = case.data["whole"][blk]
+            got = float(out[blk])
+            undefined = und is not None and bool(und[blk])
+            if not undefined and compare.sum_ok(got, x[blk], exact=whole):
+                continue
+            exact = float(x[blk].astype(np.float64).sum())
+            kind = "whole numbers" if whole else "real values"
+            lane0 = np.arange(LANES) == 0
+            rows = figure(x[blk]) + [
                 Row("expected\nsmem[0]", np.where(lane0, exact, np.nan), present=lane0, result=True),
-                Row("got\nsmem[0]", np.where(lane0, got, np.nan), present=lane0, defined=~(lane0 & undefined), wrong=lane0)]
-        title = f"block {blk} of {case.label} ({kind}): expected {fmt(exact)}, got " + ("undefined" if undefined else fmt(got))
-        if undefined:
-            return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended undefined (expected {fmt(exact)}).",
-                            rows, undefined=True, warp=blk * (b // LANES), title=title)
-        why = _explain_partials(got, partials, whole)
-        tol = "" if whole else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
-        return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended {fmt(got)}, expected {fmt(exact)}{tol}"
-                        + clause(why), rows, title=title)
-    return None
+                Row("got\nsmem[0]", np.where(lane0, got, np.nan), present=lane0, defined=~(lane0 & undefined),
+                    wrong=lane0)]
+            title = (f"block {blk} of {case.label} ({kind}): expected {fmt(exact)}, got "
+                     + ("undefined" if undefined else fmt(got)))
+            if undefined:
+                return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended undefined (expected "
+                                f"{fmt(exact)}).", rows, undefined=True, warp=blk * (b // LANES), title=title)
+            tol = "" if whole else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
+            return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended {fmt(got)}, expected "
+                            f"{fmt(exact)}{tol}" + clause(explain(got, x[blk], whole)), rows, title=title)
+        return None
+
+    return judge
+
+
+def _v4_partials(values: np.ndarray) -> np.ndarray:
+    """What v4's tree leaves in smem[0..64) of a block: slot j holds values j, j + 64, j + 128, ..."""
+    return values.astype(np.float64).reshape(-1, 64).sum(axis=0)
+
+
+last_warp_judge = smem0_judge(
+    lambda v: [Row("smem[0..31]", _v4_partials(v)[:32]), Row("smem[32..63]", _v4_partials(v)[32:])],
+    lambda got, v, whole: _explain_partials(got, _v4_partials(v), whole))
 
 
 LAST_WARP_SUM = Exercise(
@@ -93,7 +108,6 @@ LAST_WARP_SUM = Exercise(
               "The block is any size reduce_v4 allows (a power of two from 64 to 1024); only warp 0 is in the "
               "function, so __syncthreads() must not be used in it."),
     compare=compare.SUM_RULE,
-    kernel="last_warp_sum_harness",
     cases=last_warp_cases,
     judge=last_warp_judge,
     hints=(
@@ -108,40 +122,18 @@ LAST_WARP_SUM = Exercise(
 
 # ---------------------------------------------------------------- block_tree_sum (05)
 
-def tree_judge(case: Case) -> Optional[Mismatch]:
-    b = case.block[0]
-    blocks = case.grid[0]
-    x = case.data["x"].reshape(blocks, b)
-    out = case.args[1]
-    und = _undefined(case, 1)
-    for blk in range(blocks):
-        whole = case.data["whole"][blk]
-        got = float(out[blk])
-        undefined = und is not None and bool(und[blk])
-        if not undefined and compare.sum_ok(got, x[blk], exact=whole):
-            continue
-        exact = float(x[blk].astype(np.float64).sum())
-        kind = "whole numbers" if whole else "real values"
-        lane0 = np.arange(LANES) == 0
-        rows = [Row("smem[0..31]\nbefore", x[blk, :32]),
-                Row("expected\nsmem[0]", np.where(lane0, exact, np.nan), present=lane0, result=True),
-                Row("got\nsmem[0]", np.where(lane0, got, np.nan), present=lane0, defined=~(lane0 & undefined), wrong=lane0)]
-        title = f"block {blk} of {case.label} ({kind}): expected {fmt(exact)}, got " + ("undefined" if undefined else fmt(got))
-        if undefined:
-            return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended undefined (expected {fmt(exact)}).",
-                            rows, undefined=True, warp=blk * (b // LANES), title=title)
-        why = None
-        if float(got) == float(x[blk, 0]):
-            why = "that is smem[0] as it was: nothing was added to it"
-        else:
-            k = next((k for k in (b // 2, b // 4, b // 8) if compare.sum_ok(got, x[blk, :k], whole)), None)
-            if k:
-                why = (f"that is the sum of smem[0..{k - 1}] only: the first step must add smem[tid + {b // 2}] "
-                       f"(s starts at blockDim.x / 2)")
-        tol = "" if whole else f" (allowed error {compare.sum_bound(x[blk]):.3g})"
-        return Mismatch(f"With {case.label}, block {blk} ({kind}): smem[0] ended {fmt(got)}, expected {fmt(exact)}{tol}"
-                        + clause(why), rows, title=title)
+def _explain_tree(got: float, v: np.ndarray, whole: bool) -> Optional[str]:
+    b = v.size
+    if float(got) == float(v[0]):
+        return "that is smem[0] as it was: nothing was added to it"
+    k = next((k for k in (b // 2, b // 4, b // 8) if compare.sum_ok(got, v[:k], whole)), None)
+    if k:
+        return (f"that is the sum of smem[0..{k - 1}] only: the first step must add smem[tid + {b // 2}] "
+                f"(s starts at blockDim.x / 2)")
     return None
+
+
+tree_judge = smem0_judge(lambda v: [Row("smem[0..31]\nbefore", v[:32])], _explain_tree)
 
 
 BLOCK_TREE_SUM = Exercise(
@@ -154,7 +146,6 @@ BLOCK_TREE_SUM = Exercise(
               "blockDim.x floats. Once every thread has returned and passed the caller's next __syncthreads(), "
               "smem[0] must hold the sum of the blockDim.x values; the other slots may hold anything."),
     compare=compare.SUM_RULE,
-    kernel="block_tree_sum_harness",
     cases=last_warp_cases,
     judge=tree_judge,
     hints=(
@@ -211,7 +202,7 @@ def vec4_judge(case: Case) -> Optional[Mismatch]:
     x = case.data["x"]
     n, whole = case.data["n"], case.data["whole"]
     shares = case.args[2]
-    und = _undefined(case, 2)
+    und = undefined_mask(case, 2)
     threads = shares.size
     ref = reference_shares(x, threads)
     got_total = float(shares.astype(np.float64).sum())
@@ -304,7 +295,6 @@ THREAD_SUM_VEC4 = Exercise(
               "with 16-byte float4 loads in a grid-stride loop (thread t of T takes vectors t, t + T, ...): the "
               "machine counts the loads and the memory sectors they touch."),
     compare=compare.SUM_RULE.replace("Sums are compared", "The sum of all the shares is compared"),
-    kernel="thread_sum_vec4_harness",
     cases=vec4_cases,
     judge=vec4_judge,
     machine_check=vec4_machine_check,
