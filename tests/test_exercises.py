@@ -180,18 +180,19 @@ def test_bad_source_type_is_a_clear_error() -> None:
 
 @needs_nvrtc
 def test_each_check_takes_at_most_3_s_on_the_machine() -> None:
-    """Warm checks (a fresh kernel's first check also pays imports and the machine's warm-up).
-    The 2-core machine is shared: the time limit is judged only when the load leaves a core free."""
+    """Warm checks (a fresh kernel's first check also pays imports and the machine's warm-up). CPU
+    time (every thread of the process) is judged always; the 2-core machine is shared, so the wall
+    clock is judged only when the load leaves a core free."""
     load = os.getloadavg()[0]
     cores = os.cpu_count() or 1
     exercises.check("warp_reduce_max", exercises.get("warp_reduce_max").solution, seed=0)   # warm-up
-    times = {}
+    wall, cpu = {}, {}
     for name in exercises.names():
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         exercises.check(name, exercises.get(name).solution, seed=0)
-        times[name] = time.perf_counter() - t
-    print("check times (s):", {k: round(v, 2) for k, v in times.items()}, f"load {load:.1f} on {cores} cores")
-    if load > cores:
-        pytest.skip(f"load average {load:.1f} on {cores} cores: times {times} not judged")
-    assert max(times.values()) <= 3.0, times
-    assert statistics.median(times.values()) <= 2.0, times
+        wall[name], cpu[name] = time.perf_counter() - t, time.process_time() - c
+    print("check times (s), wall / CPU:", {k: f"{wall[k]:.2f} / {cpu[k]:.2f}" for k in wall},
+          f"load {load:.1f} on {cores} cores")
+    assert max(cpu.values()) <= 3.0 and statistics.median(cpu.values()) <= 2.0, cpu
+    if load <= cores:
+        assert max(wall.values()) <= 3.0 and statistics.median(wall.values()) <= 2.0, wall

@@ -19,14 +19,15 @@ from helpers.exercises.spec import LANES, Case, Exercise, Mismatch, Row, clause,
 # blocks per SM of an H200); blocks of 1 thread and of several warps (only thread 0 calls).
 LAST_BLOCK_EDGE = ((1, 1), (2, 1), (3, 32), (31, 32), (32, 32), (33, 32), (64, 64), (65, 128), (132, 32),
                    (264, 256))
-LAST_BLOCK_THREADS = (1, 32, 64, 128, 256)
+LAST_BLOCK_THREADS = (1, 32, 64, 128)
 
 
 def last_block_cases(rng: np.random.Generator) -> list[Case]:
-    """The edge grids, then three random ones (2 to 600 blocks); whole numbers and real values in turn."""
+    """The edge grids, then three random ones (2 to 400 blocks of 1 to 128 threads); whole numbers and
+    real values in turn."""
     shapes = list(LAST_BLOCK_EDGE)
     for _ in range(3):
-        shapes.append((int(rng.integers(2, 601)), int(rng.choice(LAST_BLOCK_THREADS))))
+        shapes.append((int(rng.integers(2, 401)), int(rng.choice(LAST_BLOCK_THREADS))))
     cases = []
     for i, (grid, block) in enumerate(shapes):
         whole = i % 2 == 0
@@ -89,21 +90,21 @@ def last_block_judge(case: Case) -> Optional[Mismatch]:
 LAST_BLOCK_SUM = Exercise(
     name="last_block_sum",
     notebook="06",
-    title="Last block done: one launch, and the partials added by the block that finishes last",
+    title="Last block done: the finish of the one-pass kernel",
     signature="__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out)",
     contract=("Thread 0 of every block of a 1D grid (any gridDim.x) calls last_block_sum, once, with its block's "
               "sum; the other threads of the block do not call it. partials has room for gridDim.x floats, "
               "*done is 0 at launch. When the launch ends, *out must hold the sum of the gridDim.x block sums, "
               "and *done must be 0 again, so that the next launch can use the same counter. Blocks run in any "
-              "order and cannot wait for each other: the machine reports a read of another block's partial "
-              "that nothing orders after its write as a race."),
+              "order, and no block may wait for another (nothing guarantees that the other is running): the "
+              "machine reports a read of another block's partial that nothing orders after its write as a race."),
     compare=compare.SUM_RULE,
     cases=last_block_cases,
     judge=last_block_judge,
     hints=(
         "Every block writes partials[blockIdx.x] and takes a ticket, unsigned int ticket = atomicAdd(done, 1u); "
-        "atomicAdd returns the count before its add, so the block that draws gridDim.x - 1 is the last to "
-        "finish: every other block has written its partial.",
+        "atomicAdd returns the count before its add, so the block that draws gridDim.x - 1 is the last to take "
+        "one: every other block has already written its partial and taken its ticket.",
         "An atomic alone orders nothing around it. Put __threadfence() between the write of the partial and "
         "the atomicAdd (release), and another one in the last block after the atomicAdd, before it reads the "
         "partials (acquire).",
