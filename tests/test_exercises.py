@@ -78,6 +78,9 @@ def test_edge_cases_are_always_tried() -> None:
     vec = exercises.get("thread_sum_vec4").cases(rng)
     assert {1, 31, 33} <= {c.data["n"] for c in vec} and {1, 31, 32, 33, 1024} <= {c.block[0] for c in vec}
     assert {c.block[0] for c in exercises.get("last_warp_sum").cases(rng)} == {64, 128, 256, 512, 1024}
+    anywhere = [c for c in exercises.get("thread_sum_vec4_any").cases(rng) if c.edge]
+    assert {c.data["offset"] for c in anywhere} == {0, 1, 2, 3}
+    assert any(c.data["head"] < (4 - c.data["offset"]) % 4 for c in anywhere)     # a head cut short by n
     last = exercises.get("last_block_sum").cases(rng)
     assert {1, 2, 31, 32, 33, 132} <= {c.grid[0] for c in last if c.edge} and {1, 32} <= {c.block[0] for c in last}
 
@@ -139,6 +142,15 @@ def test_compile_error_in_every_exercise_is_in_cell_lines(name: str) -> None:
     assert r.status == "compile_error" and not r.passed, r.feedback
     assert f'line {body + 2}: error: identifier "not_declared_here" is undefined' in r.feedback, r.feedback
     assert "int broken = not_declared_here;" in r.feedback and "harness" not in r.feedback
+
+
+@needs_nvrtc
+def test_code_that_would_fault_is_not_run_on_the_gpu() -> None:
+    """An access the machine shows can fault (here a misaligned float4 load) is never launched on a GPU:
+    the fault would leave CUDA unusable in the process. (So this runs without a GPU too.)"""
+    src = (EXERCISES_DIR / "wrong" / "thread_sum_vec4_any.misaligned.cu").read_text()
+    r = exercises.check("thread_sum_vec4_any", src, seed=0, engine="gpu")
+    assert r.status == "hazard" and run.NOT_ON_GPU in r.feedback and not r.timings, r.feedback
 
 
 @needs_nvrtc

@@ -26,12 +26,22 @@ def test_reference_solution_passes_on_the_gpu(name: str) -> None:
 
 # Wrong answers whose results are wrong on every run (not races, which the hardware may hide).
 @pytest.mark.parametrize("wrong", ["block_reduce_sum.wrong_result", "last_block_sum.wrong_result",
-                                   "last_block_sum.not_reset"])
+                                   "last_block_sum.not_reset", "thread_sum_vec4_any.wrong_result"])
 def test_wrong_answer_fails_on_the_gpu_too(wrong: str) -> None:
     src = (EXERCISES_DIR / "wrong" / f"{wrong}.cu").read_text()
     r = exercises.check(wrong.split(".")[0], src, seed=0, engine="gpu")
     assert r.status == "wrong_result", r.feedback
     assert any(line.startswith("On ") and "launches wrong" in line for line in r.feedback.splitlines()), r.feedback
+
+
+def test_code_that_would_fault_is_not_run_on_the_gpu() -> None:
+    """A misaligned float4 load found by the machine is not launched on the hardware (the fault would
+    leave CUDA unusable in the process), and the GPU still works afterwards."""
+    src = (EXERCISES_DIR / "wrong" / "thread_sum_vec4_any.misaligned.cu").read_text()
+    r = exercises.check("thread_sum_vec4_any", src, seed=0, engine="gpu")
+    assert r.status == "hazard" and run.NOT_ON_GPU in r.feedback, r.feedback
+    ex = exercises.get("thread_sum_vec4_any")
+    assert exercises.check(ex.name, ex.solution, seed=0, engine="gpu").passed
 
 
 def test_last_block_sum_gives_the_same_bits_every_launch() -> None:
