@@ -1,14 +1,17 @@
 """Every exercise, by name, in the order of the notebooks."""
 from __future__ import annotations
 
-from helpers.exercises.ladder import BLOCK_TREE_SUM, LAST_WARP_SUM, THREAD_SUM_VEC4
+from helpers.exercises.across_blocks import LAST_BLOCK_SUM
+from helpers.exercises.ladder import BLOCK_TREE_SUM, LAST_WARP_SUM
 from helpers.exercises.spec import Exercise
+from helpers.exercises.vec4 import THREAD_SUM_VEC4, THREAD_SUM_VEC4_ANY
 from helpers.exercises.warp_block import BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, WARP_REDUCE_MAX
 from helpers.exercises.warp_lanes import BALLOT_RANK, BUTTERFLY_SUM16, SEGMENT_SUM16, WARP_AGGREGATED_APPEND, WARP_SUM_ALL
 
 EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in sorted(
     (BALLOT_RANK, WARP_AGGREGATED_APPEND, WARP_SUM_ALL, SEGMENT_SUM16, WARP_REDUCE_MAX, BUTTERFLY_SUM16,
-     BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, BLOCK_TREE_SUM, LAST_WARP_SUM, THREAD_SUM_VEC4), key=lambda e: e.notebook)}
+     BLOCK_REDUCE_SUM, BLOCK_Y_REDUCE_SUM, BLOCK_TREE_SUM, LAST_WARP_SUM, THREAD_SUM_VEC4,
+     THREAD_SUM_VEC4_ANY, LAST_BLOCK_SUM), key=lambda e: e.notebook)}
 
 
 def get(name: str) -> Exercise:

@@ -14,7 +14,10 @@ ADVICE = {
     "race": ("Two threads touch the same address, at least one writing, with nothing ordering them. Between a "
              "write and another thread's read put __syncthreads() (threads of different warps) or __syncwarp() "
              "(lanes of one warp). Neither a shuffle nor volatile is a barrier: the Programming Guide gives "
-             "memory-ordering guarantees for __syncwarp() and __syncthreads(), not for them."),
+             "memory-ordering guarantees for __syncwarp() and __syncthreads(), not for them. Threads of different "
+             "blocks share no barrier: there the writer's __threadfence() before an atomic, and the reader's "
+             "__threadfence() after the atomic that observes it, order the write before the read (an atomic "
+             "alone is no fence)."),
     "undefined_shuffle": ("Every lane named in the mask of a *_sync call that has not exited must execute the same "
                           "intrinsic with the same mask, and a lane that calls must be named in the mask. A shuffle "
                           "that reads a lane which is not taking part in the call gets an undefined value."),

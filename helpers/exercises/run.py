@@ -32,6 +32,12 @@ KIND_TITLES = {
     "uninitialized": "Read of an undefined value", "undefined_shuffle": "Undefined warp-synchronous call",
     "divergent_barrier": "Barrier reached by only part of a warp", "deadlock": "Deadlock",
 }
+# Findings whose access can fault on a GPU. A fault there is sticky: for cudaErrorMisalignedAddress
+# and cudaErrorIllegalAddress the CUDA Runtime API (enum cudaError) says "any further CUDA work will
+# return the same error" until the process is relaunched. So such code is not run on the GPU.
+FAULTS = ("out_of_bounds", "misaligned")
+NOT_ON_GPU = ("Not run on the GPU: the SIMT machine found an access that can fault there (out of bounds or "
+              "misaligned), and a fault would leave CUDA unusable in this notebook until its kernel restarts.")
 STATUSES = ("passed", "not_started", "compile_error", "hazard", "undefined_result", "wrong_result",
             "incomplete", "unsupported", "no_nvrtc", "machine_error")
 
@@ -265,7 +271,9 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     cases = ran
     gpu_lines: list[str] = []
     timings: tuple[str, ...] = ()
-    if engine == "gpu":
+    if engine == "gpu" and any(f.kind in FAULTS for rep in reports for f in rep.issues):
+        gpu_lines = [NOT_ON_GPU]
+    elif engine == "gpu":
         from helpers.exercises import gpu
 
         gpu_mismatches, gpu_lines, timings = gpu.run(ex, code, cases)

@@ -87,13 +87,13 @@ Judge = Callable[[Case], Optional[Mismatch]]
 class Exercise:
     """One exercise; see the module docstring for its files.
 
-    name:       the exact name graded from outside (``helpers.exercises.check(name, source)``).
+    name:       the exact name graded from outside (``helpers.exercises.check(name, source)``);
+                the harness kernel is ``NAME_harness`` (:attr:`kernel`).
     notebook:   the notebook it belongs to, ``"01"`` .. ``"06"``.
     title:      a short title.
     signature:  the function the learner writes, exactly.
     contract:   who calls it, with what, and what must hold afterwards (plain sentences).
     compare:    how results are compared (for floats: the stated float32 bound).
-    kernel:     the harness kernel's name.
     cases:      ``cases(rng)`` -> launches: the edge cases first, then randomised ones.
     judge:      ``judge(case)`` after the launch (the arrays in ``case.args`` updated): None when
                 right, else the first :class:`Mismatch`. ``case.data["undefined"]`` holds the
@@ -110,12 +110,16 @@ class Exercise:
     signature: str
     contract: str
     compare: str
-    kernel: str
     cases: Callable[[np.random.Generator], list[Case]]
     judge: Judge
     hints: tuple[str, ...]
     machine_check: Optional[Callable[[Sequence[Any], Sequence[Case], Any], Optional[str]]] = None
     bench: Optional[Callable[[Any], "Bench"]] = None
+
+    @property
+    def kernel(self) -> str:
+        """The harness kernel's name (``extern "C"`` in ``harness/NAME.cuh``)."""
+        return f"{self.name}_harness"
 
     @property
     def harness_path(self) -> Path:
@@ -138,6 +142,17 @@ class Exercise:
     def starter(self) -> str:
         """What the exercise cell holds before the learner writes anything."""
         return self.starter_path.read_text()
+
+
+def undefined_mask(case: Case, pos: int, shape: Optional[tuple[int, ...]] = None) -> Optional[np.ndarray]:
+    """The machine's mask of undefined elements of argument ``pos`` after the launch (True:
+    undefined), or None where nothing tracks it (on a GPU). With ``shape``: always an array of that
+    shape, all False where nothing tracks it."""
+    masks = case.data.get("undefined")
+    mask = None if masks is None else masks[pos]
+    if shape is None:
+        return mask
+    return np.zeros(shape, bool) if mask is None else mask.reshape(shape)
 
 
 @dataclass

@@ -6,14 +6,9 @@ from typing import Any, Optional
 import numpy as np
 
 from helpers.exercises import compare
-from helpers.exercises.spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt
+from helpers.exercises.spec import LANES, Bench, Case, Exercise, Mismatch, Row, clause, fmt, undefined_mask
 
 FULL_WARP_BLOCKS = tuple(range(32, 1025, 32))
-
-
-def _undefined(case: Case, pos: int) -> Optional[np.ndarray]:
-    masks = case.data.get("undefined")
-    return None if masks is None else masks[pos]
 
 
 # ---------------------------------------------------------------- warp_reduce_max
@@ -62,8 +57,7 @@ def warp_reduce_max_cases(rng: np.random.Generator) -> list[Case]:
 def warp_reduce_max_judge(case: Case) -> Optional[Mismatch]:
     x = case.data["x"].reshape(-1, LANES)
     out = case.args[1].reshape(-1, LANES)
-    und = _undefined(case, 1)
-    und = np.zeros(out.shape, bool) if und is None else und.reshape(-1, LANES)
+    und = undefined_mask(case, 1, out.shape)
     expected = x.max(axis=1)
     bad = und[:, 0] | (out[:, 0] != expected)
     if not bad.any():
@@ -102,7 +96,6 @@ WARP_REDUCE_MAX = Exercise(
               "Lane 0 must return the maximum of the 32 values; what the other lanes return is not checked. "
               "Every block holds whole warps (blockDim.x a multiple of 32, up to 1024)."),
     compare="The maximum of float values is exact, so lane 0's result must equal NumPy's max exactly.",
-    kernel="warp_reduce_max_harness",
     cases=warp_reduce_max_cases,
     judge=warp_reduce_max_judge,
     hints=(
@@ -143,7 +136,7 @@ def block_reduce_sum_judge(case: Case) -> Optional[Mismatch]:
     b = case.block[0]
     x = case.data["x"].reshape(2, b)
     out = case.args[1]
-    und = _undefined(case, 1)
+    und = undefined_mask(case, 1)
     for blk, kind in ((0, "whole numbers"), (1, "real values")):
         got = float(out[blk])
         undefined = und is not None and bool(und[blk])
@@ -189,7 +182,6 @@ BLOCK_REDUCE_SUM = Exercise(
               "shared memory (nobody has written it yet). Thread 0 must return the sum of the block's values; "
               "what other threads return is not checked."),
     compare=compare.SUM_RULE,
-    kernel="block_reduce_sum_harness",
     cases=block_reduce_sum_cases,
     judge=block_reduce_sum_judge,
     hints=(
@@ -232,8 +224,7 @@ def block_y_judge(case: Case) -> Optional[Mismatch]:
     bx, by = case.block[0], case.block[1]
     x = case.data["x"].reshape(2, by, bx)
     out = case.args[1].reshape(2, by, bx)
-    und = _undefined(case, 1)
-    und = np.zeros(out.shape, bool) if und is None else und.reshape(2, by, bx)
+    und = undefined_mask(case, 1, out.shape)
     for blk, kind in ((0, "whole numbers"), (1, "real values")):
         cols = x[blk].astype(np.float64)
         exact = cols.sum(axis=0)                                      # (bx,)
@@ -282,7 +273,6 @@ BLOCK_Y_REDUCE_SUM = Exercise(
               "values of all threads with its threadIdx.x. The cell starts with the seed's version, which drops "
               "rows and races."),
     compare=compare.SUM_RULE,
-    kernel="block_y_reduce_sum_harness",
     cases=block_y_cases,
     judge=block_y_judge,
     hints=(

@@ -2,20 +2,15 @@
 02 (``warp_sum_all``, ``segment_sum16``) and 03 (``butterfly_sum16``)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from helpers.exercises import compare
-from helpers.exercises.spec import LANES, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges
+from helpers.exercises.spec import LANES, Case, Exercise, Mismatch, Row, clause, fmt, lane_ranges, undefined_mask
 from helpers.exercises.warp_block import FULL_WARP_BLOCKS
 
 LANE = np.arange(LANES)
-
-
-def _undefined(case: Case, pos: int) -> Optional[np.ndarray]:
-    masks = case.data.get("undefined")
-    return None if masks is None else masks[pos]
 
 
 def full_warp_launches(rng: np.random.Generator) -> list[tuple[int, int, bool]]:
@@ -34,6 +29,26 @@ def _shape(block: int, grid: int) -> str:
 def _where(case: Case, w: int) -> str:
     b, first = divmod(w * LANES, case.block[0])
     return f"warp {first // LANES} of block {b}" if case.grid[0] > 1 or case.block[0] > LANES else "the warp"
+
+
+def lane_mismatch(case: Case, w: int, rows: list[Row], wrong: np.ndarray, undefined: np.ndarray, got: np.ndarray,
+                  expected: np.ndarray, what: Callable[[int], str],
+                  why: Callable[[int, np.ndarray], Optional[str]]) -> Mismatch:
+    """What went wrong in warp ``w`` (block-major), whose lanes ``wrong`` are wrong: the lanes that
+    returned an undefined value (``undefined``) if there are any, else the first wrong lane, its
+    ``got`` against ``expected`` (``what(lane)`` says what that is) and ``why(lane, wrong lanes)``."""
+    where = _where(case, w)
+    if undefined.any():
+        ul = np.flatnonzero(undefined)
+        return Mismatch(f"With {case.label}: lane{'s' if ul.size > 1 else ''} {lane_ranges(ul)} of {where} "
+                        f"returned an undefined value.", rows, undefined=True, warp=w,
+                        title=f"lanes {lane_ranges(ul)}: undefined")
+    lanes = np.flatnonzero(wrong)
+    lane = int(lanes[0])
+    return Mismatch(f"With {case.label}: lane {lane} of {where} returned {fmt(got[lane])}, expected "
+                    f"{fmt(expected[lane])} {what(lane)}" + clause(why(lane, lanes))
+                    + (f" Wrong lanes: {lane_ranges(lanes)}." if lanes.size > 1 else ""),
+                    rows, warp=w, title=f"lane {lane}: expected {fmt(expected[lane])}, got {fmt(got[lane])}")
 
 
 # ---------------------------------------------------------------- segment sums (02, 03)
@@ -79,8 +94,7 @@ def segment_judge_for(checked_lanes: Sequence[int]):
     def judge(case: Case) -> Optional[Mismatch]:
         x = case.data["x"].reshape(-1, LANES)
         out = case.args[1].reshape(-1, LANES)
-        und = _undefined(case, 1)
-        und = np.zeros(out.shape, bool) if und is None else und.reshape(-1, LANES)
+        und = undefined_mask(case, 1, out.shape)
         seg = x.astype(np.float64).reshape(-1, 2, 16)
         expected = np.repeat(seg.sum(axis=2), 16, axis=1)                       # (warps, 32)
         k = 15
@@ -94,19 +108,9 @@ def segment_judge_for(checked_lanes: Sequence[int]):
             rows = [Row("input", x[w]),
                     Row("expected", expected[w], checked=checked, result=True),
                     Row("got", out[w], defined=~und[w], checked=checked, wrong=wrong)]
-            bad = np.flatnonzero(wrong)
-            lane = int(bad[0])
-            where = _where(case, w)
-            if und[w, lane]:
-                ul = np.flatnonzero(wrong & und[w])
-                return Mismatch(f"With {case.label}: lane{'s' if ul.size > 1 else ''} {lane_ranges(ul)} of {where} "
-                                f"returned an undefined value.", rows, undefined=True, warp=w,
-                                title=f"lanes {lane_ranges(ul)}: undefined")
-            why = _explain_segment(out[w, lane], x[w], lane)
-            return Mismatch(f"With {case.label}: lane {lane} of {where} returned {fmt(out[w, lane])}, expected "
-                            f"{fmt(expected[w, lane])} (the sum of lanes {lane // 16 * 16}..{lane // 16 * 16 + 15})"
-                            + clause(why) + (f" Wrong lanes: {lane_ranges(bad)}." if bad.size > 1 else ""),
-                            rows, warp=w, title=f"lane {lane}: expected {fmt(expected[w, lane])}, got {fmt(out[w, lane])}")
+            return lane_mismatch(case, w, rows, wrong, wrong & und[w], out[w], expected[w],
+                                 lambda lane: f"(the sum of lanes {lane // 16 * 16}..{lane // 16 * 16 + 15})",
+                                 lambda lane, _: _explain_segment(out[w, lane], x[w], lane))
         return None
 
     return judge
@@ -121,7 +125,6 @@ SEGMENT_SUM16 = Exercise(
               "two segments of 16 lanes (0..15 and 16..31). Lane 0 must return the sum of lanes 0..15, and lane 16 "
               "the sum of lanes 16..31; what other lanes return is not checked."),
     compare=compare.SUM_RULE,
-    kernel="segment_sum16_harness",
     cases=segment_cases,
     judge=segment_judge_for((0, 16)),
     hints=(
@@ -140,7 +143,6 @@ BUTTERFLY_SUM16 = Exercise(
               "must return the sum of the 16 values of its segment (lanes 0..15 or 16..31): an all-reduce within "
               "each half-warp."),
     compare=compare.SUM_RULE,
-    kernel="butterfly_sum16_harness",
     cases=segment_cases,
     judge=segment_judge_for(tuple(range(LANES))),
     hints=(
@@ -198,7 +200,7 @@ def aggregated_judge(case: Case) -> Optional[Mismatch]:
     flags = case.data["flags"].astype(bool)
     n = case.data["n"]
     counter, slots = case.args[2], case.args[3]
-    und_c, und_s = _undefined(case, 2), _undefined(case, 3)
+    und_c, und_s = undefined_mask(case, 2), undefined_mask(case, 3)
     total = int(flags.sum())
     padded = np.zeros(-(-n // LANES) * LANES, bool)
     padded[:n] = flags
@@ -299,7 +301,6 @@ WARP_AGGREGATED_APPEND = Exercise(
               "passing lanes. Each warp with a passing lane does exactly one atomic operation on counter (a warp "
               "with none does none): the machine counts them. What lanes with pred false return is not checked."),
     compare="Slots are whole numbers and must be exactly right; the order of the warps' runs is free.",
-    kernel="warp_aggregated_append_harness",
     cases=aggregated_cases,
     judge=aggregated_judge,
     machine_check=aggregated_machine_check,
@@ -342,26 +343,16 @@ def _explain_rank(p: np.ndarray, g: np.ndarray, exp: np.ndarray, lanes: np.ndarr
 def rank_judge(case: Case) -> Optional[Mismatch]:
     p = case.data["flags"].astype(bool).reshape(-1, LANES)
     got = case.args[1].reshape(-1, LANES).astype(np.int64)
-    und = _undefined(case, 1)
-    und = np.zeros(got.shape, bool) if und is None else und.reshape(-1, LANES)
+    und = undefined_mask(case, 1, got.shape)
     expected = np.cumsum(p, axis=1) - p
     for w in map(int, np.flatnonzero(((got != expected) | und).any(axis=1))):
         wrong = (got[w] != expected[w]) | und[w]
         rows = [Row("pred", p[w].astype(float)), Row("expected", expected[w], result=True),
                 Row("got", got[w], defined=~und[w], wrong=wrong)]
-        where = _where(case, w)
-        lanes = np.flatnonzero(wrong)
-        if und[w].any():
-            ul = np.flatnonzero(und[w])
-            return Mismatch(f"With {case.label}: lane{'s' if ul.size > 1 else ''} {lane_ranges(ul)} of {where} "
-                            f"returned an undefined value.", rows, undefined=True, warp=w,
-                            title=f"lanes {lane_ranges(ul)}: undefined")
-        lane = int(lanes[0])
-        below = f"(the passing lanes among lanes {lane_ranges(range(lane))})" if lane else "(no lane is below lane 0)"
-        return Mismatch(f"With {case.label}: lane {lane} of {where} returned {int(got[w, lane])}, expected "
-                        f"{int(expected[w, lane])} {below}" + clause(_explain_rank(p[w], got[w], expected[w], lanes))
-                        + (f" Wrong lanes: {lane_ranges(lanes)}." if lanes.size > 1 else ""),
-                        rows, warp=w, title=f"lane {lane}: expected {int(expected[w, lane])}, got {int(got[w, lane])}")
+        return lane_mismatch(case, w, rows, wrong, und[w], got[w], expected[w],
+                             lambda lane: (f"(the passing lanes among lanes {lane_ranges(range(lane))})" if lane
+                                           else "(no lane is below lane 0)"),
+                             lambda _, lanes: _explain_rank(p[w], got[w], expected[w], lanes))
     return None
 
 
@@ -374,7 +365,6 @@ BALLOT_RANK = Exercise(
               "return how many lanes of its warp below it (with a lower lane number) have pred true: for a lane "
               "whose own pred is true, its rank among the passing lanes, 0 for the lowest. Every lane is checked."),
     compare="Ranks are whole numbers and must be exactly right, in every lane.",
-    kernel="ballot_rank_harness",
     cases=rank_cases,
     judge=rank_judge,
     hints=(
@@ -392,8 +382,7 @@ BALLOT_RANK = Exercise(
 def warp_total_judge(case: Case) -> Optional[Mismatch]:
     x = case.data["x"].reshape(-1, LANES)
     out = case.args[1].reshape(-1, LANES)
-    und = _undefined(case, 1)
-    und = np.zeros(out.shape, bool) if und is None else und.reshape(-1, LANES)
+    und = undefined_mask(case, 1, out.shape)
     exact = x.astype(np.float64).sum(axis=1)
     bound = np.zeros_like(exact) if case.data["whole"] else np.array([compare.sum_bound(r) for r in x])
     ok = np.isfinite(out) & (np.abs(out.astype(np.float64) - exact[:, None]) <= bound[:, None])
@@ -402,23 +391,13 @@ def warp_total_judge(case: Case) -> Optional[Mismatch]:
         expected = np.full(LANES, exact[w])
         rows = [Row("input", x[w]), Row("expected", expected, result=True),
                 Row("got", out[w], defined=~und[w], wrong=wrong)]
-        where = _where(case, w)
-        lanes = np.flatnonzero(wrong)
-        if und[w].any():
-            ul = np.flatnonzero(und[w])
-            return Mismatch(f"With {case.label}: lane{'s' if ul.size > 1 else ''} {lane_ranges(ul)} of {where} "
-                            f"returned an undefined value.", rows, undefined=True, warp=w,
-                            title=f"lanes {lane_ranges(ul)}: undefined")
-        lane = int(lanes[0])
         if not wrong[0]:
             why = ("lane 0 holds the total, the other lanes only partial sums: hand lane 0's total to every lane with "
                    "__shfl_sync(0xffffffff, v, 0)")
         else:
             why = compare.explain_sum(out[w, 0], x[w]) or "lane 0 itself is wrong: start from WarpReduceSum"
-        return Mismatch(f"With {case.label}: lane {lane} of {where} returned {fmt(out[w, lane])}, expected "
-                        f"{fmt(exact[w])} (the sum of the warp's 32 values)" + clause(why)
-                        + (f" Wrong lanes: {lane_ranges(lanes)}." if lanes.size > 1 else ""),
-                        rows, warp=w, title=f"lane {lane}: expected {fmt(exact[w])}, got {fmt(out[w, lane])}")
+        return lane_mismatch(case, w, rows, wrong, und[w], out[w], expected,
+                             lambda _: "(the sum of the warp's 32 values)", lambda *_: why)
     return None
 
 
@@ -430,7 +409,6 @@ WARP_SUM_ALL = Exercise(
     contract=("All 32 lanes of a full warp call warp_sum_all, converged, each with its own value v. Every lane "
               "must return the sum of the warp's 32 values. Every lane is checked."),
     compare=compare.SUM_RULE,
-    kernel="warp_sum_all_harness",
     cases=segment_cases,
     judge=warp_total_judge,
     hints=(

@@ -8,3 +8,7 @@ __device__ int ballot_rank(bool pred) {
     for (int j = first; j < t; ++j) below += s[j];
     return below;
 }
+
+// expected status: hazard
+// expected feedback: Race at line 6 and line 8
+// expected feedback: RAW race on shared memory

@@ -5,3 +5,7 @@ __device__ int ballot_rank(bool pred) {
     const unsigned lane = threadIdx.x % 32;
     return __popc(__ballot_sync((1u << lane) - 1u, pred));
 }
+
+// expected status: hazard
+// expected feedback: Undefined warp-synchronous call at line 6
+// expected feedback: does not name it

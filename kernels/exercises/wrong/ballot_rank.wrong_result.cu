@@ -5,3 +5,7 @@ __device__ int ballot_rank(bool pred) {
     const unsigned ballot = __ballot_sync(0xffffffffu, pred);
     return __popc(ballot << (31u - lane));
 }
+
+// expected status: wrong_result
+// expected feedback: a passing lane counted itself
+// expected feedback: (1u << lane) - 1

@@ -22,3 +22,7 @@ __device__ float block_reduce_sum(float v, float* shared) {
     }
     return v;
 }
+
+// expected status: hazard
+// expected feedback: Race at line 18 and line 20
+// expected feedback: blockDim.x = 33

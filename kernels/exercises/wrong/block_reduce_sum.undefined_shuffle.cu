@@ -14,3 +14,7 @@ __device__ float block_reduce_sum(float v, float* shared) {
     if (warp == 0) v = warp_sum(lane < n_warps ? shared[lane] : 0.0f);
     return v;
 }
+
+// expected status: undefined_result
+// expected feedback: line 4: lane 0
+// expected feedback: which do not exist

@@ -23,3 +23,7 @@ __device__ float block_reduce_sum(float v, float* shared) {
     }
     return v;
 }
+
+// expected status: wrong_result
+// expected feedback: returned 0.0
+// expected feedback: rounded down to 0

@@ -8,3 +8,7 @@ __device__ void block_tree_sum(float* smem, unsigned int tid) {
         }
     }
 }
+
+// expected status: hazard
+// expected feedback: Barrier reached by only part of a warp at line 7
+// expected feedback: not inside a branch

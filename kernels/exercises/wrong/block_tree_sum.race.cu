@@ -5,3 +5,7 @@ __device__ void block_tree_sum(float* smem, unsigned int tid) {
         if (tid < s) smem[tid] += smem[tid + s];
     }
 }
+
+// expected status: hazard
+// expected feedback: Race at line 5
+// expected feedback: RAW race on shared memory

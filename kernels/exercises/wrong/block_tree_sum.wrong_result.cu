@@ -6,3 +6,7 @@ __device__ void block_tree_sum(float* smem, unsigned int tid) {
         __syncthreads();
     }
 }
+
+// expected status: wrong_result
+// expected feedback: the sum of smem[0..31] only
+// expected feedback: s starts at blockDim.x / 2

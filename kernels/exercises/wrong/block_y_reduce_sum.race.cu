@@ -13,3 +13,8 @@ __device__ float block_y_reduce_sum(float v, float* shared) {
     __syncthreads();
     return shared[threadIdx.x];
 }
+
+// expected status: hazard
+// expected feedback: Race at line 9
+// expected feedback: WAR race on shared memory
+// expected feedback: rows 0..1 only

@@ -15,3 +15,7 @@ __device__ float block_y_reduce_sum(float v, float* shared) {
     __syncthreads();
     return shared[x];
 }
+
+// expected status: hazard
+// expected feedback: Out-of-bounds access at line 11
+// expected feedback: no thread has written

@@ -13,3 +13,7 @@ __device__ float block_y_reduce_sum(float v, float* shared) {
     __syncthreads();
     return shared[x];
 }
+
+// expected status: wrong_result
+// expected feedback: blockDim = (32, 3)
+// expected feedback: the sum of rows 0..1 only

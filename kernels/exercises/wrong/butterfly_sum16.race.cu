@@ -9,3 +9,6 @@ __device__ float butterfly_sum16(float v) {
     }
     return v;
 }
+
+// expected status: hazard
+// expected feedback: Race at line 7 and line 8

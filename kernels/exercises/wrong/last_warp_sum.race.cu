@@ -8,3 +8,7 @@ __device__ void last_warp_sum(volatile float* smem, unsigned int tid) {
     smem[tid] += smem[tid + 2];
     smem[tid] += smem[tid + 1];
 }
+
+// expected status: hazard
+// expected feedback: Race at line 4 and line 5
+// expected feedback: more of this kind

@@ -5,3 +5,7 @@ __device__ void last_warp_sum(volatile float* smem, unsigned int tid) {
     for (int offset = 16; offset > 0; offset /= 2) x += __shfl_down_sync(0x0000ffffu, x, offset);
     if (tid == 0) smem[0] = x;
 }
+
+// expected status: hazard
+// expected feedback: Undefined warp-synchronous call at line 5
+// expected feedback: read lanes 16..31, outside the member mask

@@ -9,3 +9,6 @@ __device__ void last_warp_sum(volatile float* smem, unsigned int tid) {
         __syncwarp();
     }
 }
+
+// expected status: wrong_result
+// expected feedback: the sum of smem[0..31] only

@@ -9,3 +9,7 @@ __device__ float segment_sum16(float v) {
     }
     return s[t];
 }
+
+// expected status: hazard
+// expected feedback: Race at line 6 and line 8
+// expected feedback: RAW race on shared memory

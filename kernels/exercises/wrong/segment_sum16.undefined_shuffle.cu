@@ -4,3 +4,7 @@ __device__ float segment_sum16(float v) {
     for (int offset = 8; offset > 0; offset /= 2) v += __shfl_down_sync(0x0000ffffu, v, offset, 16);
     return v;
 }
+
+// expected status: hazard
+// expected feedback: Undefined warp-synchronous call at line 4
+// expected feedback: does not name it

@@ -4,3 +4,7 @@ __device__ float segment_sum16(float v) {
     for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
     return v;
 }
+
+// expected status: wrong_result
+// expected feedback: the sum of all 32 lanes
+// expected feedback: width 16

@@ -7,3 +7,6 @@ __device__ float thread_sum_vec4(const float* in, long long n) {
     for (long long i = t; i < n; i += threads) sum += in[i];
     return sum;
 }
+
+// expected status: incomplete
+// expected feedback: no 16-byte (float4) load

@@ -11,3 +11,6 @@ __device__ float thread_sum_vec4(const float* in, long long n) {
     }
     return sum;
 }
+
+// expected status: hazard
+// expected feedback: Out-of-bounds access at line 9

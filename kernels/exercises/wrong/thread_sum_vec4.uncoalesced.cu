@@ -14,3 +14,7 @@ __device__ float thread_sum_vec4(const float* in, long long n) {
     for (long long i = 4 * vectors + t; i < n; i += threads) sum += in[i];   // the tail, grid-stride
     return sum;
 }
+
+// expected status: incomplete
+// expected feedback: sectors per warp request
+// expected feedback: needs 16

@@ -11,3 +11,6 @@ __device__ float thread_sum_vec4(const float* in, long long n) {
     }
     return sum;
 }
+
+// expected status: wrong_result
+// expected feedback: short by exactly the last 1 float (in[0])

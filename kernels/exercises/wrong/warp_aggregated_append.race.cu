@@ -9,3 +9,7 @@ __device__ int warp_aggregated_append(bool pred, int* counter) {
     if (lane == leader) bases[warp] = atomicAdd(counter, __popc(mask));
     return bases[warp] + __popc(mask & ((1u << lane) - 1u));
 }
+
+// expected status: hazard
+// expected feedback: Race at line 9 and line 10
+// expected feedback: __syncwarp()

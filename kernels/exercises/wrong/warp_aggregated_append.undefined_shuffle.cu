@@ -11,3 +11,7 @@ __device__ int warp_aggregated_append(bool pred, int* counter) {
     base = __shfl_sync(mask, base, 0);
     return base + __popc(mask & ((1u << lane) - 1u));
 }
+
+// expected status: undefined_result
+// expected feedback: line 11
+// expected feedback: read lane 0, outside the member mask

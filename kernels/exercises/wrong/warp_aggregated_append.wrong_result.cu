@@ -10,3 +10,7 @@ __device__ int warp_aggregated_append(bool pred, int* counter) {
     base = __shfl_sync(mask, base, leader);
     return base + lane;
 }
+
+// expected status: wrong_result
+// expected feedback: passing lane 31 got slot 31
+// expected feedback: slots must lie in 0..0

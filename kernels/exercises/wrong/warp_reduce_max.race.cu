@@ -9,3 +9,7 @@ __device__ float warp_reduce_max(float v) {
     }
     return s[t];
 }
+
+// expected status: hazard
+// expected feedback: Race at line 6 and line 8
+// expected feedback: returned an undefined value

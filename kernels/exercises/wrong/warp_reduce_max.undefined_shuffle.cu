@@ -8,3 +8,7 @@ __device__ float warp_reduce_max(float v) {
     }
     return v;
 }
+
+// expected status: undefined_result
+// expected feedback: line 5: lanes 0..15
+// expected feedback: read lanes 16..31, outside the member mask

@@ -6,3 +6,6 @@ __device__ float warp_reduce_max(float v) {
     }
     return v;
 }
+
+// expected status: wrong_result
+// expected feedback: the maximum of lanes 0..15 only

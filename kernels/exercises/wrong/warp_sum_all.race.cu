@@ -6,3 +6,7 @@ __device__ float warp_sum_all(float v) {
     if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = v;
     return s[threadIdx.x / 32];
 }
+
+// expected status: hazard
+// expected feedback: Race at line 6 and line 7
+// expected feedback: RAW race on shared memory
