@@ -266,7 +266,7 @@ def test_sanitizer_jobs_and_commands() -> None:
 
 
 def test_sanitizer_targets_are_valid() -> None:
-    from helpers.recording.block_reduce_target import BACK_TO_BACK, KERNELS
+    from helpers.topics.block_reduce import BACK_TO_BACK_TARGETS as BACK_TO_BACK, SANITIZER_TARGETS as KERNELS
     for kernel, x, y in rr.SANITIZER_RUNS:
         ones = np.ones((y, x), np.int32)
         if kernel in BACK_TO_BACK:  # the machine says which of the two races

@@ -10,7 +10,7 @@ setting any control to any value it accepts shows a figure or a message.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 from unittest import mock
 
 import numpy as np
@@ -59,16 +59,6 @@ SHUFFLE = dict(mode=mixed(st.sampled_from(widgets.MODES)), offset=maybe_ints,
                backend=backends())
 
 
-@fuzz(150)
-@given(**SHUFFLE)
-def test_shuffle_view_never_raises(**kw) -> None:
-    with stub_figures():
-        view = widgets.shuffle_view(**kw)
-    _shown(view)
-    if view.message is None:
-        assert view.mapping.startswith("src:")
-
-
 BALLOT = dict(kind=mixed(st.sampled_from(widgets.PREDICATE_KINDS)), n=maybe_ints, k=maybe_ints, seed=maybe_ints,
               expression=st.one_of(st.sampled_from(["lane < n", "value > 5 and lane % 2", "1 // 0", "lane.x", ""]),
                                    st.text(max_size=20), junk),
@@ -76,29 +66,34 @@ BALLOT = dict(kind=mixed(st.sampled_from(widgets.PREDICATE_KINDS)), n=maybe_ints
               backend=backends())
 
 
-@fuzz(150)
-@given(**BALLOT)
-def test_ballot_view_never_raises(**kw) -> None:
-    with stub_figures():
-        view = widgets.ballot_view(**kw)
-    _shown(view)
-    if view.message is None:
-        assert view.mapping.startswith("ballot: 0x")
-
-
 TREE = dict(op=mixed(st.sampled_from(W.OPS)), width=mixed(st.sampled_from(W.WIDTHS) | ints),
             pattern=mixed(st.sampled_from(W.PATTERNS)), n_valid=maybe_ints, tree=mixed(st.sampled_from(W.TREES)),
             partial=mixed(st.sampled_from(W.PARTIALS)), step=st.one_of(st.none(), maybe_ints), backend=backends())
 
 
-@fuzz(120)
-@given(**TREE)
-def test_warp_tree_view_never_raises(**kw) -> None:
-    with stub_figures():
-        view = W.warp_tree_view(**kw)
-    _shown(view)
-    if view.message is None:
-        assert "NumPy" in view.table and "WRONG" not in view.table.replace("NumPy", "")
+# view function, its arguments' strategies, examples, what a view with a figure also shows
+VIEWS: dict[str, tuple[Callable[..., Any], dict[str, st.SearchStrategy], int, Callable[[Any], bool]]] = {
+    "shuffle": (widgets.shuffle_view, SHUFFLE, 150, lambda v: v.mapping.startswith("src:")),
+    "ballot": (widgets.ballot_view, BALLOT, 150, lambda v: v.mapping.startswith("ballot: 0x")),
+    "warp_tree": (W.warp_tree_view, TREE, 120,
+                  lambda v: "NumPy" in v.table and "WRONG" not in v.table.replace("NumPy", "")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_view_never_raises(name: str) -> None:
+    view_fn, strategies, examples, complete = VIEWS[name]
+
+    @fuzz(examples)
+    @given(**strategies)
+    def run(**kw) -> None:
+        with stub_figures():
+            view = view_fn(**kw)
+        _shown(view)
+        if view.message is None:
+            assert complete(view), name
+
+    run()
 
 
 @fuzz(100)

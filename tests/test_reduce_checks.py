@@ -121,18 +121,33 @@ def test_summarize_log_folder(tmp_path: Path) -> None:
     assert "UNEXPECTED" not in table and "v4_legacy" in table
 
 
-NCU_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
-==PROF== Profiling "reduce_v0" - 0: 0%....50%....100% - 9 passes
-profiled reduce_v0<256> n=16777216
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
-"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__sass_branch_targets_threads_divergent.sum","","2,621,440"
-"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum","","0"
-"1","4242","python3.12","127.0.0.1","void reduce_v1<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__sass_branch_targets_threads_divergent.sum","","327,680"
-"1","4242","python3.12","127.0.0.1","void reduce_v1<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum","","4,587,520"
-"1","4242","python3.12","127.0.0.1","void reduce_v1<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","n/a"
-"2","4242","python3.12","127.0.0.1","reduce_onepass","1","7","(256, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","12.50"
-==PROF== Disconnected from process 4242
-'''
+NCU_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+              '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+V0 = ("void reduce_v0<256>(const float *, float *, long long)", "(256, 1, 1)", "(65536, 1, 1)")
+V1 = ("void reduce_v1<256>(const float *, float *, long long)", "(256, 1, 1)", "(65536, 1, 1)")
+V2 = ("void reduce_v2<256>(const float *, float *, long long)", "(256, 1, 1)", "(65536, 1, 1)")
+ONEPASS = ("reduce_onepass", "(256, 1, 1)", "(1056, 1, 1)")
+DIVERGENT = "smsp__sass_branch_targets_threads_divergent.sum"
+LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+
+
+def ncu_csv(*rows: tuple, chatter: tuple[str, ...] = ()) -> str:
+    """What ``ncu --csv`` prints: ==PROF== lines (and any ``chatter`` of the profiled program) around
+    the header and one line per (ID, (kernel, block, grid), metric, unit, value)."""
+    lines = ["==PROF== Connected to process 4242 (/usr/bin/python3.12)", *chatter, NCU_HEADER]
+    for i, (kernel, block, grid), metric, unit, value in rows:
+        fields = (i, 4242, "python3.12", "127.0.0.1", kernel, 1, 7, block, grid, 0, "9.0",
+                  "Command line profiler metrics", metric, unit, value)
+        lines.append(",".join(f'"{f}"' for f in fields))
+    return "\n".join(lines + ["==PROF== Disconnected from process 4242", ""])
+
+
+NCU_CSV = ncu_csv((0, V0, DIVERGENT, "", "2,621,440"), (0, V0, LD_CONFLICTS, "", "0"),
+                  (1, V1, DIVERGENT, "", "327,680"), (1, V1, LD_CONFLICTS, "", "4,587,520"),
+                  (1, V1, "gpu__time_duration.sum", "usecond", "n/a"),
+                  (2, ONEPASS, "gpu__time_duration.sum", "usecond", "12.50"),
+                  chatter=('==PROF== Profiling "reduce_v0" - 0: 0%....50%....100% - 9 passes',
+                           "profiled reduce_v0<256> n=16777216"))
 
 
 def test_parse_ncu_csv() -> None:
@@ -140,8 +155,8 @@ def test_parse_ncu_csv() -> None:
     assert [l["version"] for l in launches] == ["v0", "v1", "onepass"]
     v0, v1, one = launches
     assert (v0["block"], v0["grid"]) == (256, 65536)
-    assert v0["metrics"]["smsp__sass_branch_targets_threads_divergent.sum"] == 2621440
-    assert v1["metrics"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 4587520
+    assert v0["metrics"][DIVERGENT] == 2621440
+    assert v1["metrics"][LD_CONFLICTS] == 4587520
     assert v1["metrics"]["gpu__time_duration.sum"] is None
     assert one["metrics"]["gpu__time_duration.sum"] == 12.5
     assert C.parse_ncu_csv("==PROF== nothing profiled\n") == []
@@ -164,15 +179,11 @@ def test_kernel_names_map_to_versions() -> None:
     assert C._launch(row)["version"] == "v4_legacy"
 
 
-NCU_SIMT_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
-"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__inst_executed.sum","inst","12,058,624"
-"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_per_inst_executed.ratio","","31.68"
-"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_pred_on_per_inst_executed.ratio","","22.41"
-"0","4242","python3.12","127.0.0.1","void reduce_v0<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__sass_branch_targets_threads_divergent.sum","","0"
-"1","4242","python3.12","127.0.0.1","void reduce_v2<256>(const float *, float *, long long)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_per_inst_executed.ratio","","31.67"
-==PROF== Disconnected from process 4242
-'''
+NCU_SIMT_CSV = ncu_csv((0, V0, "smsp__inst_executed.sum", "inst", "12,058,624"),
+                       (0, V0, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "31.68"),
+                       (0, V0, "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio", "", "22.41"),
+                       (0, V0, DIVERGENT, "", "0"),
+                       (1, V2, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "31.67"))
 
 
 def test_simt_metrics_are_collected_first_and_fall_back() -> None:

@@ -402,8 +402,18 @@ def manifest() -> dict[str, Any]:
     return _manifest()
 
 
+class _MadeByNVRTC:
+    """What ``./warplab ship`` wrote with the maintainers' NVRTC; ``compiler`` says which."""
+
+    compiler: dict[str, str]
+
+    @property
+    def nvrtc_version(self) -> str:
+        return self.compiler.get("nvrtc", "?")
+
+
 @dataclass(frozen=True)
-class ShippedPTX:
+class ShippedPTX(_MadeByNVRTC):
     """PTX that the maintainers' NVRTC made from a kernel file and that ships with the project.
 
     text:            the whole module (every registered instantiation), canonical (:func:`canonical`)
@@ -422,10 +432,6 @@ class ShippedPTX:
     name_expression: Optional[str] = None
     entry: Optional[str] = None
     compiler: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def nvrtc_version(self) -> str:
-        return self.compiler.get("nvrtc", "?")
 
     @property
     def label(self) -> str:
@@ -481,17 +487,13 @@ def shipped_ptx(name: str, name_expression: Optional[str] = None, arch: str = "s
 
 
 @dataclass(frozen=True)
-class ShippedLog:
+class ShippedLog(_MadeByNVRTC):
     """NVRTC's log for a seed file that does not compile, as the maintainers' NVRTC wrote it."""
 
     name: str
     arch: str
     text: str
     compiler: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def nvrtc_version(self) -> str:
-        return self.compiler.get("nvrtc", "?")
 
     @property
     def label(self) -> str:

@@ -16,7 +16,6 @@ import numpy as np
 from helpers.engine import kernels
 from helpers.engine.emulator import (CALLING, ELSEWHERE, EXITED, LaneResult, ShuffleResult, VoteResult, call_defined, lane_state,
                        mask_bits)
-from helpers.recording.record_diverged import DIVERGED_KERNELS
 
 _MODES = {"idx": 0, "up": 1, "down": 2, "xor": 3}
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
@@ -32,8 +31,12 @@ def _names() -> tuple[str, ...]:
 
 
 NAME_EXPRESSIONS: tuple[str, ...] = _names()
-# The warp-intrinsics topic's kernels: this module's, and the undefined-call experiment that
-# helpers.recording.record_diverged runs (registered here so that CI compiles it with the rest).
+# kernels/warp_diverged.cu, the undefined-call experiment that helpers.recording.record_diverged runs:
+# diverged_kernel<op, later>, op by intrinsic; registered here so that CI compiles it with the rest.
+DIVERGED_OPS: dict[str, int] = {"shfl_down": 0, "ballot": 1}
+DIVERGED_KERNELS: dict[str, tuple[str, ...]] = {
+    "warp_diverged": tuple(f"diverged_kernel<{o}, {later}>" for o in DIVERGED_OPS.values() for later in ("false", "true"))}
+# The warp-intrinsics topic's kernels: this module's, and the undefined-call experiment.
 KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS, **DIVERGED_KERNELS}
 
 

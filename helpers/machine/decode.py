@@ -1155,6 +1155,21 @@ def _mem_mods(ins: Instr):
     return space, vec, t, flags
 
 
+def _address(ctx, a, what: str):
+    """The reader of an instruction's address operand ``[a]``."""
+    if not isinstance(a, Addr):
+        raise Unsupported(f"{what} needs an address operand")
+    return ctx.address_reader(a)
+
+
+def _vector(x, vec: int, what: str) -> tuple:
+    """The ``vec`` registers of a vector operand ``{a, b, ...}`` (or the one operand of a scalar access)."""
+    items = x.items if isinstance(x, Vec) else (x,)
+    if len(items) != vec:
+        raise Unsupported(f"vector width and {what} count differ")
+    return items
+
+
 @maker("ld", "ldu")
 def _ld(ins: Instr, fn):
     space, vec, t, flags = _mem_mods(ins)
@@ -1163,13 +1178,8 @@ def _ld(ins: Instr, fn):
 
     def build(ctx):
         d, a = ins.operands
-        if not isinstance(a, Addr):
-            raise Unsupported("ld needs an address operand")
-        addr = ctx.address_reader(a)
-        dsts = d.items if isinstance(d, Vec) else (d,)
-        if len(dsts) != vec:
-            raise Unsupported("vector width and destination count differ")
-        ws = [writer(ctx, x, t) for x in dsts]
+        addr = _address(ctx, a, "ld")
+        ws = [writer(ctx, x, t) for x in _vector(d, vec, "destination")]
         nc = "nc" in flags
 
         def run(G):
@@ -1193,13 +1203,8 @@ def _st(ins: Instr, fn):
 
     def build(ctx):
         a, s = ins.operands
-        if not isinstance(a, Addr):
-            raise Unsupported("st needs an address operand")
-        addr = ctx.address_reader(a)
-        srcs = s.items if isinstance(s, Vec) else (s,)
-        if len(srcs) != vec:
-            raise Unsupported("vector width and source count differ")
-        rs = [reader(ctx, x, t) for x in srcs]
+        addr = _address(ctx, a, "st")
+        rs = [reader(ctx, x, t) for x in _vector(s, vec, "source")]
 
         def run(G):
             av, ad = addr(G)
@@ -1245,10 +1250,7 @@ def _atom(ins: Instr, fn):
     def build(ctx):
         ops = list(ins.operands)
         d = None if is_red else ops.pop(0)
-        a = ops[0]
-        if not isinstance(a, Addr):
-            raise Unsupported("atomic needs an address operand")
-        addr = ctx.address_reader(a)
+        addr = _address(ctx, ops[0], "atomic")
         rb = reader(ctx, ops[1], t)
         rc = reader(ctx, ops[2], t) if op == "cas" else None
         w = writer(ctx, d, t) if d is not None else None
@@ -1426,12 +1428,16 @@ def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_
     return _late(ins, build)
 
 
+def _sync_mode(ins: Instr, modes: tuple[str, ...]) -> str:
+    """The mode (one of ``modes``) of a shfl or vote, which sm_70+ has only in its .sync form."""
+    if "sync" not in ins.mods:
+        raise Unsupported(f"{ins.opcode} without .sync is not available on sm_70+")
+    return next(m for m in ins.mods if m in modes)
+
+
 @maker("shfl")
 def _shfl(ins: Instr, fn):
-    mods = list(ins.mods)
-    if "sync" not in mods:
-        raise Unsupported("shfl without .sync is not available on sm_70+")
-    mode = next(m for m in mods if m in ("up", "down", "bfly", "idx"))
+    mode = _sync_mode(ins, ("up", "down", "bfly", "idx"))
     d = ins.operands[0]
     dst, pdst = (d.first, d.second) if isinstance(d, Pair) else (d, None)
     a, b, c, m = ins.operands[1:5]
@@ -1444,10 +1450,7 @@ def _shfl(ins: Instr, fn):
 
 @maker("vote")
 def _vote(ins: Instr, fn):
-    mods = list(ins.mods)
-    if "sync" not in mods:
-        raise Unsupported("vote without .sync is not available on sm_70+")
-    mode = next(m for m in mods if m in ("all", "any", "uni", "ballot"))
+    mode = _sync_mode(ins, ("all", "any", "uni", "ballot"))
     d, a, m = ins.operands
     from helpers.machine.warpsync import vote_compute
     return _ws_op(ins, f"vote.sync.{mode}", [a], ["pred"], m, [d], ["b32" if mode == "ballot" else "pred"],

@@ -153,6 +153,15 @@ def _contractable(fn: Function) -> list[tuple]:
     return out
 
 
+def _distinct(key: np.ndarray) -> np.ndarray:
+    """The distinct values of ``key``, ascending (``np.unique`` without its overhead; sorts ``key``)."""
+    key.sort()
+    first = np.empty(key.size, bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    return key[first]
+
+
 def _align(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
@@ -780,41 +789,31 @@ class Launch:
         if sp is self.sspace:
             words, _, idx = self._words(flat, nbytes)
             w = warps if idx is None else warps[idx]
-            key = w * BIG + words
-            key.sort()
-            first = np.empty(key.size, bool)
-            first[0] = True
-            np.not_equal(key[1:], key[:-1], out=first[1:])
-            key = key[first]
+            key = _distinct(w * BIG + words)
             uw = key // BIG
             w0 = int(uw[0])
             cnt = np.bincount((uw - w0) * 32 + (key % BIG) % 32, minlength=(int(uw[-1]) - w0 + 1) * 32)
-            per = cnt.reshape(-1, 32).max(axis=1)
-            hit = per > 0
-            wl = np.flatnonzero(hit) + w0
-            self.cw["shared_requests"][wl] += 1
-            self.cw["shared_wavefronts"][wl] += per[hit]
-            self.ci["shared_requests"][ins.index] += wl.size
-            self.ci["shared_wavefronts"][ins.index] += int(per.sum())
+            wl, per = self._count_requests(ins, "shared", "wavefronts", w0, cnt.reshape(-1, 32).max(axis=1))
             if self.trace_on:
-                self.shared_events.append((self.steps, ins.index, wl, per[hit]))
+                self.shared_events.append((self.steps, ins.index, wl, per))
         elif sp is self.gspace:
             key = warps * BIG + flat // 32  # an aligned access of <= 16 bytes stays in one sector
             if nbytes > 16:
                 key = np.concatenate([key, warps * BIG + (flat + nbytes - 1) // 32])
-            key.sort()
-            first = np.empty(key.size, bool)
-            first[0] = True
-            np.not_equal(key[1:], key[:-1], out=first[1:])
-            uw = key[first] // BIG
+            uw = _distinct(key) // BIG
             w0 = int(uw[0])
-            c = np.bincount(uw - w0)
-            hit = c > 0
-            ws = np.flatnonzero(hit) + w0
-            self.cw["global_requests"][ws] += 1
-            self.cw["global_sectors"][ws] += c[hit]
-            self.ci["global_requests"][ins.index] += ws.size
-            self.ci["global_sectors"][ins.index] += int(c.sum())
+            self._count_requests(ins, "global", "sectors", w0, np.bincount(uw - w0))
+
+    def _count_requests(self, ins, space: str, unit: str, w0: int, per: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Count one ``space`` request for each warp ``w0 + k`` with ``per[k] > 0``, and its ``per[k]``
+        ``unit`` (wavefronts or sectors), per warp and for the instruction. Returns (warps, their units)."""
+        hit = per > 0
+        warps = np.flatnonzero(hit) + w0
+        self.cw[f"{space}_requests"][warps] += 1
+        self.cw[f"{space}_{unit}"][warps] += per[hit]
+        self.ci[f"{space}_requests"][ins.index] += warps.size
+        self.ci[f"{space}_{unit}"][ins.index] += int(per.sum())
+        return warps, per[hit]
 
     def load(self, G: Group, ins, space, addr, adef, t: str, vec: int, read_only: bool = False):
         es = type_size(t)

@@ -8,6 +8,7 @@ import numpy as np
 
 from helpers.engine import emulator
 from helpers.engine.trace import Trace
+from helpers.machine.decode import UINT
 
 MEMORY_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("store", bool), ("shared", bool), ("tid", np.int64),
                          ("arg", np.int64), ("index", np.int64), ("bits", np.uint64), ("defined", bool)])
@@ -194,7 +195,7 @@ class MachineTrace:
         name = label or (lambda pc, kind: kind)
         labels = ("input: what each thread loaded", *(("__syncthreads()" if kind == "barrier" else name(pcs_[0], kind))
                                                       for _, kind, pcs_ in phases), "return: what each thread wrote out")
-        as_dt = lambda a: a.astype({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]).view(dt)  # noqa: E731
+        as_dt = lambda a: a.astype(UINT[dt.itemsize]).view(dt)  # noqa: E731
         shape = (steps, n_warps, 32)
         h = as_dt(held).reshape(shape)
         src = np.where(active, np.arange(n_warps * 32) % 32, -1).astype(np.int32).reshape(shape)

@@ -2,7 +2,7 @@
 
     compute-sanitizer --tool racecheck --racecheck-report all python3 -m helpers.recording.block_reduce_target seed_y 32 3
 
-KERNEL is one of :data:`KERNELS`: ``sum`` (BlockReduce), ``all`` (BlockAllReduce), ``x``
+KERNEL is one of :data:`helpers.topics.block_reduce.SANITIZER_TARGETS`: ``sum`` (BlockReduce), ``all`` (BlockAllReduce), ``x``
 (BlockXReduce), ``y`` (BlockYReduce) and the seeds' ``seed_sum``, ``seed_x``, ``seed_y``. It runs once
 on a (Y, X) block of small random integers (int32) and prints one line: whether every thread
 promised the result holds NumPy's answer. Exit status 0 when it does (the seeds' bugs give 1).
@@ -18,27 +18,17 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from helpers.topics.block_reduce import back_to_back_gpu, block_reduce
-
-# name -> (kind, version, broadcast)
-KERNELS: dict[str, tuple[str, str, bool]] = {
-    "sum": ("sum", "fixed", False), "all": ("sum", "fixed", True), "x": ("x", "fixed", False),
-    "y": ("y", "fixed", False), "seed_sum": ("sum", "seed", False), "seed_x": ("x", "seed", False),
-    "seed_y": ("y", "seed", False),
-}
-
-
-BACK_TO_BACK: dict[str, bool] = {"b2b": True, "b2b_nobarrier": False}
+from helpers.topics.block_reduce import BACK_TO_BACK_TARGETS, SANITIZER_TARGETS, back_to_back_gpu, block_reduce
 
 
 def run(kernel: str, x: int, y: int) -> bool:
     """Run ``kernel`` on one (x, y) block on the GPU; print the outcome; True when it is correct."""
-    if kernel in BACK_TO_BACK:
+    if kernel in BACK_TO_BACK_TARGETS:
         ones, twos = np.ones((y, x), np.int32), np.full((y, x), 2, np.int32)
-        r1, r2 = back_to_back_gpu(ones, twos, (x, y), barrier=BACK_TO_BACK[kernel])
+        r1, r2 = back_to_back_gpu(ones, twos, (x, y), barrier=BACK_TO_BACK_TARGETS[kernel])
         print(f"{kernel} block=({x}, {y}): thread 0 got {r1} and {r2} (NumPy: {x * y} and {2 * x * y})", flush=True)
         return True
-    kind, version, broadcast = KERNELS[kernel]
+    kind, version, broadcast = SANITIZER_TARGETS[kernel]
     values = np.random.default_rng(x * 1031 + y).integers(-9, 10, (y, x)).astype(np.int32)
     r = block_reduce(values, (x, y), "sum", kind, version, broadcast, backend="cupy")
     print(f"{kernel} block=({x}, {y}): {'correct' if r.correct else 'WRONG'}, "
@@ -48,7 +38,7 @@ def run(kernel: str, x: int, y: int) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m helpers.recording.block_reduce_target", description=__doc__.splitlines()[0])
-    parser.add_argument("kernel", choices=(*KERNELS, *BACK_TO_BACK))
+    parser.add_argument("kernel", choices=(*SANITIZER_TARGETS, *BACK_TO_BACK_TARGETS))
     parser.add_argument("x", type=int)
     parser.add_argument("y", type=int)
     args = parser.parse_args(argv)

@@ -31,13 +31,13 @@ from typing import Any, Optional
 
 import numpy as np
 
+from helpers.engine.warp_cupy import DIVERGED_KERNELS, DIVERGED_OPS
+
 LANES = 32
 NAME = "diverged_reads"
 KERNEL = "warp_diverged"
-OPS = {"shfl_down": 0, "ballot": 1}
-NAME_EXPRESSIONS: tuple[str, ...] = tuple(f"diverged_kernel<{o}, {later}>" for o in OPS.values()
-                                          for later in ("false", "true"))
-DIVERGED_KERNELS: dict[str, tuple[str, ...]] = {KERNEL: NAME_EXPRESSIONS}
+OPS = DIVERGED_OPS                                         # intrinsic -> the kernel's op template argument
+NAME_EXPRESSIONS: tuple[str, ...] = DIVERGED_KERNELS[KERNEL]   # registered by helpers.engine.warp_cupy
 N_WARPS = 528            # 4 per SM of an H200 (132 SMs)
 SPIN_CYCLES = 200_000    # how long the lanes elsewhere stay alive: about 0.1 ms at 2 GHz
 CALLER_SETS = {"even lanes": 0x55555555, "lanes 0-15": 0x0000FFFF, "all lanes": 0xFFFFFFFF}

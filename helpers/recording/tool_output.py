@@ -26,7 +26,7 @@ import io
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 SANITIZER_TOOLS: tuple[str, ...] = ("memcheck", "racecheck", "synccheck")
 # Nsight Compute metrics collected for the ladder (names as `ncu --query-metrics` lists them).
@@ -413,6 +413,12 @@ def summary_lines() -> list[str]:
     from helpers import data
     from helpers import bench
 
+    def best_per_size(recorded: dict[str, Any], cell: Callable[[dict[str, Any]], str],
+                      sizes: Optional[Sequence[int]] = None) -> str:
+        """"SIZE cell(best); ..." with each size's best kernel, over the recording's sizes (those in ``sizes``)."""
+        bests = ((n, bench.best_kernel(recorded, n)) for n in recorded["sizes"] if sizes is None or n in sizes)
+        return "; ".join(f"{bench.size_label(n)} {cell(best)}" for n, best in bests if best)
+
     out: list[str] = []
     ladder = bench.load_recorded("ladder")
     if ladder:
@@ -420,22 +426,14 @@ def summary_lines() -> list[str]:
         out += ["  " + line for line in bench.format_acceptance(ladder).splitlines()]
     sweep = bench.load_recorded("sweep")
     if sweep:
-        cells = []
-        for n in sweep["sizes"]:
-            best = bench.best_kernel(sweep, n)
-            if best and n in (2**16, 2**20, 2**24, 2**28, 2**30):
-                cells.append(f"{bench.size_label(n)} {best['name']} x{best['vs_cupy_sum']:.2f} {best['gbps']:,.0f} GB/s")
-        out.append("sweep, best vs cupy.sum (device time): " + "; ".join(cells))
+        cells = best_per_size(sweep, lambda b: f"{b['name']} x{b['vs_cupy_sum']:.2f} {b['gbps']:,.0f} GB/s",
+                              sizes=(2**16, 2**20, 2**24, 2**28, 2**30))
+        out.append("sweep, best vs cupy.sum (device time): " + cells)
         out += ["  " + line for line in bench.format_acceptance(sweep).splitlines()]
     tune = bench.load_recorded("tune")
     if tune:
-        cells = []
-        for n in tune["sizes"]:
-            best = bench.best_kernel(tune, n)
-            if best:
-                cells.append(f"{bench.size_label(n)} {best['name']}<{best['block']}> unroll {best.get('unroll')} "
-                             f"x{best['vs_cupy_sum']:.2f}")
-        out.append("tune, best: " + "; ".join(cells))
+        out.append("tune, best: " + best_per_size(
+            tune, lambda b: f"{b['name']}<{b['block']}> unroll {b.get('unroll')} x{b['vs_cupy_sum']:.2f}"))
     if data.exists("ncu_ladder"):
         ncu = data.load("ncu_ladder")["by_version"]
         div = "smsp__sass_branch_targets_threads_divergent.sum"

@@ -52,6 +52,15 @@ BLOCK_REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     "seed_block_reduce": SEED_KERNELS,
 }
 
+# The launches compute-sanitizer watches one at a time (helpers.recording.block_reduce_target), by name:
+# name -> (kind, version, broadcast) of a block_reduce call, and name -> barrier of a back_to_back call.
+SANITIZER_TARGETS: dict[str, tuple[str, str, bool]] = {
+    "sum": ("sum", "fixed", False), "all": ("sum", "fixed", True), "x": ("x", "fixed", False),
+    "y": ("y", "fixed", False), "seed_sum": ("sum", "seed", False), "seed_x": ("x", "seed", False),
+    "seed_y": ("y", "seed", False),
+}
+BACK_TO_BACK_TARGETS: dict[str, bool] = {"b2b": True, "b2b_nobarrier": False}
+
 # Kernel files of the as-printed seed code that NVRTC rejects, by kind.
 SEED_AS_PRINTED: dict[str, str] = {
     "x": "seed_as_printed/block_x_reduce.cu.txt",
@@ -367,16 +376,15 @@ def back_to_back(first: Any, second: Any, block: Optional[tuple[int, int]] = Non
 # ---------------------------------------------------------------- racecheck on a laptop
 
 def machine_races(kernel: str, x: int, y: int) -> tuple[Finding, ...]:
-    """The races the machine finds in one of :data:`helpers.recording.block_reduce_target.KERNELS` (or ``b2b``,
-    ``b2b_nobarrier``) on a (x, y) block of ones: the launches compute-sanitizer watched on the H200."""
-    from helpers.recording.block_reduce_target import BACK_TO_BACK, KERNELS
-
+    """The races the machine finds in one of :data:`SANITIZER_TARGETS` (or :data:`BACK_TO_BACK_TARGETS`)
+    on a (x, y) block of ones: the launches compute-sanitizer watched on the H200."""
     ones = np.ones((y, x), np.int32)
-    if kernel in BACK_TO_BACK:
-        return back_to_back(ones, ones, (x, y), barrier=BACK_TO_BACK[kernel], backend="emulator").hazards
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {', '.join(map(repr, (*KERNELS, *BACK_TO_BACK)))}; got {kernel!r}")
-    kind, version, broadcast = KERNELS[kernel]
+    if kernel in BACK_TO_BACK_TARGETS:
+        return back_to_back(ones, ones, (x, y), barrier=BACK_TO_BACK_TARGETS[kernel], backend="emulator").hazards
+    if kernel not in SANITIZER_TARGETS:
+        names = (*SANITIZER_TARGETS, *BACK_TO_BACK_TARGETS)
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, names))}; got {kernel!r}")
+    kind, version, broadcast = SANITIZER_TARGETS[kernel]
     return block_reduce(ones, (x, y), "sum", kind, version, broadcast, backend="emulator").hazards
 
 

@@ -43,6 +43,7 @@ _LD_SHARED = re.compile(r"^(@!?%p\d+\s+)?ld(\.volatile)?\.shared")
 _ST_SHARED = re.compile(r"^(@!?%p\d+\s+)?st(\.volatile)?\.shared")
 _SYNCTHREADS = re.compile(r"^(@!?%p\d+\s+)?(bar\.sync|barrier\.sync)\b")
 _SYNCWARP = re.compile(r"^(@!?%p\d+\s+)?bar\.warp\.sync\b")
+_BRA = re.compile(r"^(@!?%p\d+\s+)?bra\b")
 
 
 def _check(version: str, block: int, allowed: tuple[str, ...] = TREE_VERSIONS) -> None:
@@ -224,18 +225,37 @@ def shared_traffic(version: str, block: int = 256) -> dict[str, int]:
     the grid to compare with Nsight Compute's ``smsp__sass_inst_executed_op_shared_ld.sum`` and
     ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`` (``helpers.recording.proof.counters``)."""
     _check(version, block)
-    return dict(_shared_traffic(version, int(block)))
-
-
-@functools.lru_cache(maxsize=len(TREE_VERSIONS) * len(_BLOCKS))
-def _shared_traffic(version: str, block: int) -> dict[str, int]:
-    from helpers.recording.proof.counters import machine_counters
-
     m = machine_counters(version, block, blocks=1)
     return {"ld_requests": int(m["shared_ld_requests"]),
             "ld_extra_wavefronts": int(m["shared_ld_wavefronts"] - m["shared_ld_requests"]),
             "st_requests": int(m["shared_st_requests"]),
             "st_extra_wavefronts": int(m["shared_st_wavefronts"] - m["shared_st_requests"])}
+
+
+def machine_counters(version: str, block: int = 256, blocks: int = 1) -> dict[str, float]:
+    """The machine's counts for ``blocks`` full blocks of ``version``'s first pass (every block of a
+    pass whose n is a multiple of the tile does the same work): ``issued`` warp instructions,
+    ``active_lanes`` and ``predicated_on`` lanes summed over them, ``barriers``; per kind of access,
+    ``shared_ld_requests``, ``shared_ld_wavefronts`` (likewise ``shared_st_``: every ``ld.shared`` /
+    ``st.shared`` the PTX executes); ``branches`` (``bra`` issued); and ``blocks``. Cached."""
+    _check(version, block, BARRIER_VERSIONS)
+    if not is_integer(blocks) or not 1 <= blocks <= 64:
+        raise ValueError(f"blocks must be an integer in [1, 64]; got {quote(blocks)}")
+    return dict(_machine_counters(version, int(block), int(blocks)))
+
+
+@functools.lru_cache(maxsize=128)
+def _machine_counters(version: str, block: int, blocks: int) -> dict[str, float]:
+    c = _one_block(version, block, trace=False, grid=blocks).counters
+    t = c.totals
+    got: dict[str, float] = {k: t[k] for k in ("issued", "active_lanes", "predicated_on", "barriers")}
+    for kind, pattern in (("ld", _LD_SHARED), ("st", _ST_SHARED)):
+        rows = [i for i in c.per_instruction if pattern.match(i["ptx"])]
+        got[f"shared_{kind}_requests"] = sum(i["shared_requests"] for i in rows)
+        got[f"shared_{kind}_wavefronts"] = sum(i["shared_wavefronts"] for i in rows)
+    got["branches"] = sum(i["issued"] for i in c.per_instruction if _BRA.match(i["ptx"]))
+    got["blocks"] = blocks
+    return got
 
 
 @dataclass(frozen=True)

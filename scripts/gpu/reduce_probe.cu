@@ -18,31 +18,53 @@ __device__ __forceinline__ float4 load4(const float4* p) {
     }
 }
 
-template <int BLOCK, int UNROLL, int LOADMODE>
-__device__ __forceinline__ float thread_sum(const float* __restrict__ in, long long n) {
-    const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
-    const long long threads = static_cast<long long>(gridDim.x) * BLOCK;
+// in[0 .. n) as warplab::reduce::thread_sum_vec4 splits it: `head` (0..3) floats before the first
+// 16-byte boundary, `m` whole float4 vectors from `body`, `tail` (0..3) floats after them.
+struct Vec4Split {
+    long long head, m, tail;
+    const float4* body;
+};
+
+__device__ __forceinline__ Vec4Split split_vec4(const float* __restrict__ in, long long n) {
     const long long misalign = static_cast<long long>((reinterpret_cast<unsigned long long>(in) / sizeof(float)) % 4);
     const long long head = misalign == 0 ? 0 : (4 - misalign < n ? 4 - misalign : n);
     const long long m = (n - head) / 4;
-    const long long tail = (n - head) - 4 * m;
-    const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
+    return {head, m, (n - head) - 4 * m, reinterpret_cast<const float4*>(in + head)};
+}
+
+// Thread t's floats outside the vectors: in[t] of the head and the t-th of the tail, where they exist.
+__device__ __forceinline__ float edge_sum(const float* __restrict__ in, const Vec4Split& s, long long t) {
     float sum = 0.0f;
-    if (t < head) sum += in[t];
-    if (t < tail) sum += in[head + 4 * m + t];
-    long long i = t;
-    for (; i + (UNROLL - 1) * threads < m; i += UNROLL * threads) {
+    if (t < s.head) sum += in[t];
+    if (t < s.tail) sum += in[s.head + 4 * s.m + t];
+    return sum;
+}
+
+// sum + body[i] + body[i + stride] + ... for the vectors below `end`, UNROLL loads in flight.
+template <int UNROLL, int LOADMODE>
+__device__ __forceinline__ float add_vec4s(float sum, const float4* __restrict__ body, long long i, long long end,
+                                           long long stride) {
+    for (; i + (UNROLL - 1) * stride < end; i += UNROLL * stride) {
         float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = load4<LOADMODE>(body + i + u * threads);
+        for (int u = 0; u < UNROLL; ++u) v[u] = load4<LOADMODE>(body + i + u * stride);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
-    for (; i < m; i += threads) {
+    for (; i < end; i += stride) {
         const float4 v = load4<LOADMODE>(body + i);
         sum += (v.x + v.y) + (v.z + v.w);
     }
     return sum;
+}
+
+// Thread t of the grid takes vectors t, t + T, t + 2T, ... (T threads in all).
+template <int BLOCK, int UNROLL, int LOADMODE>
+__device__ __forceinline__ float thread_sum(const float* __restrict__ in, long long n) {
+    const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
+    const long long threads = static_cast<long long>(gridDim.x) * BLOCK;
+    const Vec4Split s = split_vec4(in, n);
+    return add_vec4s<UNROLL, LOADMODE>(edge_sum(in, s, t), s.body, t, s.m, threads);
 }
 
 __device__ __forceinline__ unsigned int ticket_acq_rel(unsigned int* p) {
@@ -113,30 +135,12 @@ __device__ __forceinline__ unsigned int ld_relaxed_u32(const unsigned int* p) {
 template <int BLOCK, int UNROLL, int LOADMODE>
 __device__ __forceinline__ float thread_sum_chunked(const float* __restrict__ in, long long n) {
     const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
-    const long long misalign = static_cast<long long>((reinterpret_cast<unsigned long long>(in) / sizeof(float)) % 4);
-    const long long head = misalign == 0 ? 0 : (4 - misalign < n ? 4 - misalign : n);
-    const long long m = (n - head) / 4;
-    const long long tail = (n - head) - 4 * m;
-    const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
-    float sum = 0.0f;
-    if (t < head) sum += in[t];
-    if (t < tail) sum += in[head + 4 * m + t];
-    const long long chunk = (m + gridDim.x - 1) / gridDim.x;
+    const Vec4Split s = split_vec4(in, n);
+    const float edges = edge_sum(in, s, t);
+    const long long chunk = (s.m + gridDim.x - 1) / gridDim.x;
     const long long begin = blockIdx.x * chunk;
-    const long long end = begin + chunk < m ? begin + chunk : m;
-    long long i = begin + threadIdx.x;
-    for (; i + (UNROLL - 1) * BLOCK < end; i += UNROLL * BLOCK) {
-        float4 v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = load4<LOADMODE>(body + i + u * BLOCK);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-    }
-    for (; i < end; i += BLOCK) {
-        const float4 v = load4<LOADMODE>(body + i);
-        sum += (v.x + v.y) + (v.z + v.w);
-    }
-    return sum;
+    const long long end = begin + chunk < s.m ? begin + chunk : s.m;
+    return add_vec4s<UNROLL, LOADMODE>(edges, s.body, begin + threadIdx.x, end, BLOCK);
 }
 
 }  // namespace probe

@@ -136,6 +136,12 @@ def test_summary_counts_statuses() -> None:
     s = replay.summary(out)
     assert s["by_status"] == {"match": 1, "machine_error": 1} and s["machine_errors"] == {"E: x": 1}
     assert "machine error x1" in replay.format_summary("t", s)
+    assert replay.failures(s) == {"machine_errors": {"E: x": 1}}
+    assert replay.failures(replay.summary(out[:1])) == {}
+    bad = replay.Outcome("c", "c", "match")
+    bad.add(4, 1, [{"arg": "out", "index": 2}])
+    assert (bad.status, bad.compared, bad.undefined) == ("mismatch", 4, 1)
+    assert set(replay.failures(replay.summary([bad]))) == {"mismatches"}
 
 
 def test_parallel_replay_of_every_launch(kernels_root: Path) -> None:

@@ -61,7 +61,7 @@ def test_programs_the_machine_calls_clean_are_clean_under_the_sanitizers() -> No
             pytest.skip(reason)
     verdicts = store.read_json(store.SANITIZER)["programs"]
     assert len(verdicts) >= 200
-    rec = replay.ProgramRecording()
+    rec = replay.recording("programs")
     rows = {p["name"]: (m, p) for m, p in rec.items()}
     bad, checked, errors = [], {t: 0 for t in MACHINE_KINDS}, []
     for name, v in verdicts.items():

@@ -172,12 +172,12 @@ def _v9_reports(name: str) -> tuple[list[Any], str]:
 
 
 def _block_expr(name: str) -> tuple[str, str]:
-    from helpers.recording.block_reduce_target import BACK_TO_BACK, KERNELS
+    from helpers.topics.block_reduce import BACK_TO_BACK_TARGETS, SANITIZER_TARGETS
 
     t, op = "int", "warplab::ops::Sum<int>"
-    if name in BACK_TO_BACK:
-        return "block_reduce", f"back_to_back_kernel<{t}, {op}, {'true' if BACK_TO_BACK[name] else 'false'}>"
-    kind, version, broadcast = KERNELS[name]
+    if name in BACK_TO_BACK_TARGETS:
+        return "block_reduce", f"back_to_back_kernel<{t}, {op}, {'true' if BACK_TO_BACK_TARGETS[name] else 'false'}>"
+    kind, version, broadcast = SANITIZER_TARGETS[name]
     if version == "seed":
         return "seed_block_reduce", {"sum": f"seed_block_reduce_sum_kernel<{t}>", "x": f"seed_block_x_reduce_kernel<{t}, {op}>",
                                      "y": f"seed_block_y_reduce_kernel<{t}, {op}>"}[kind]
@@ -187,13 +187,13 @@ def _block_expr(name: str) -> tuple[str, str]:
 
 def block_reports(name: str, block: Sequence[int]) -> list[Any]:
     """One block of ``name`` (helpers.recording.block_reduce_target's kernels) on the machine."""
-    from helpers.recording.block_reduce_target import BACK_TO_BACK
     from helpers.recording.proof import rand
+    from helpers.topics.block_reduce import BACK_TO_BACK_TARGETS
 
     bx, by = int(block[0]), int(block[1])
     file, expr = _block_expr(name)
     vals = rand.Stream(bx * 1031 + by).integers(-9, 10, bx * by).astype(np.int32)
-    if name in BACK_TO_BACK:
+    if name in BACK_TO_BACK_TARGETS:
         args = (np.ones(bx * by, np.int32), np.full(bx * by, 2, np.int32), np.zeros(2 * bx * by, np.int32))
     else:
         args = (vals, np.zeros(bx * by, np.int32))

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-import numpy as np
+from helpers.topics.reduce_maps import machine_counters
 
 VERSIONS: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4")
 BLOCKS_RUN = 8           # blocks the machine runs per version
@@ -47,35 +47,6 @@ class Row:
         if self.ncu is None or self.machine is None or self.machine == 0:
             return None
         return self.ncu / self.machine
-
-
-def machine_counters(version: str, block: int = 256, blocks: int = BLOCKS_RUN) -> dict[str, float]:
-    """The machine's counts for ``blocks`` full blocks of ``version``'s first pass, by kind of
-    instruction (shared loads and stores apart)."""
-    from helpers.topics import launch
-    from helpers.topics import reduce as R
-    from helpers.recording.proof import rand
-
-    tile = R.tile_size(version, block)
-    n = tile * blocks
-    x = rand.Stream(n).unit(n).astype(np.float32)
-    out = np.zeros(blocks, np.float32)
-    # helpers.topics.launch: the shipped PTX (no NVRTC needed on a learner's machine) while it matches the sources
-    c = launch.launch(f"reduce_{version}", R.kernel_name(version, block), blocks, block, (x, out, np.int64(n)),
-                      backend="emulator").report.counters
-    t = c.totals
-    got: dict[str, float] = {"issued": t["issued"], "active_lanes": t["active_lanes"],
-                             "predicated_on": t["predicated_on"], "barriers": t["barriers"]}
-    def op(i: dict[str, Any]) -> str:   # the instruction without its guard predicate
-        return re.sub(r"^@!?%\w+\s+", "", i["ptx"])
-
-    for kind, pat in (("ld", r"^ld(\.volatile)?\.shared"), ("st", r"^st(\.volatile)?\.shared")):
-        rows = [i for i in c.per_instruction if re.match(pat, op(i))]
-        got[f"shared_{kind}_requests"] = sum(i["shared_requests"] for i in rows)
-        got[f"shared_{kind}_wavefronts"] = sum(i["shared_wavefronts"] for i in rows)
-    got["branches"] = sum(i["issued"] for i in c.per_instruction if re.match(r"^bra\b", op(i)))
-    got["blocks"] = blocks
-    return got
 
 
 _METRICS: tuple[tuple[str, str, str], ...] = (
@@ -101,7 +72,7 @@ def ladder_table(ncu: Optional[dict[str, Any]] = None, versions: Sequence[str] =
     rows = []
     for v in versions:
         rec = ncu["by_version"][v]
-        m = machine_counters(v, int(rec["block"]))
+        m = machine_counters(v, int(rec["block"]), blocks=BLOCKS_RUN)
         scale = rec["grid"] / m["blocks"]
         derived = {"issued": m["issued"] * scale, "active/issued": m["active_lanes"] / m["issued"],
                    "pred/issued": m["predicated_on"] / m["issued"],

@@ -74,6 +74,18 @@ def _states(group: Sequence[dict[str, Any]], masks: np.ndarray) -> tuple[np.ndar
     return active & ok[:, None], exited, state, ok
 
 
+def _per_case(group: Sequence[dict[str, Any]], **per_warp: np.ndarray) -> list[dict[str, Any]]:
+    """The group's per-warp arrays cut back into one result per case (a case has ``len(mask)``
+    warps, in order), as lists; booleans as 0/1."""
+    results, w = [], 0
+    for c in group:
+        k = len(c["mask"])
+        results.append({key: (a[w:w + k].astype(int) if a.dtype == bool else a[w:w + k]).tolist()
+                        for key, a in per_warp.items()})
+        w += k
+    return results
+
+
 def _shuffles(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     op, dtype, width = group[0]["op"], group[0]["dtype"], group[0]["width"]
     values = _stack(group, "values", dtype)
@@ -92,13 +104,7 @@ def _shuffles(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                                _stack(group, "active", bool), exited)
     got = np.where(defined, out.reshape(n_warps, 32), np.zeros((), values.dtype))
     srcs = np.where(defined, src.reshape(n_warps, 32), verdict.src_lane)
-    results, w = [], 0
-    for c in group:
-        k = len(c["mask"])
-        results.append({"values": got[w:w + k].tolist(), "src_lane": srcs[w:w + k].tolist(),
-                        "defined": defined[w:w + k].astype(int).tolist()})
-        w += k
-    return results
+    return _per_case(group, values=got, src_lane=srcs, defined=defined)
 
 
 def _per_warp(per_lane: np.ndarray, calling: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,12 +140,7 @@ def _votes(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         val = np.where(calling.any(axis=1), val != 0, op == "all_sync").astype(np.int64)
     val = np.where(agree, val.astype(np.int64), -1)          # -1: lanes disagreed or were undefined
     val = np.where(call_ok, val, 0)                          # an undefined call: 0, flagged
-    results, w = [], 0
-    for c in group:
-        k = len(c["mask"])
-        results.append({"warp": val[w:w + k].tolist(), "warp_defined": call_ok[w:w + k].astype(int).tolist()})
-        w += k
-    return results
+    return _per_case(group, warp=val, warp_defined=call_ok)
 
 
 def _collectives(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -158,12 +159,7 @@ def _collectives(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     calling = emulator.callers(masks, active)
     defined = calling & ~r.undefined[4].reshape(n_warps, 32, 4)[:, :, col]
     vals = np.where(defined, got, 0).astype(np.int64)
-    results, w = [], 0
-    for c in group:
-        k = len(c["mask"])
-        results.append({"values": vals[w:w + k].tolist(), "defined": defined[w:w + k].astype(int).tolist()})
-        w += k
-    return results
+    return _per_case(group, values=vals, defined=defined)
 
 
 def _group_key(c: dict[str, Any]) -> tuple:

@@ -57,6 +57,15 @@ F_LIMIT = 1e30               # no float value may grow past this (so none overfl
 SENTINEL32 = 0x7E57AB1E
 
 
+# The integer atomics a program may call: (function, slot in the int atomic region, operand); each {}
+# is an int variable. Each slot takes one function only, which commutes, so its final value does not
+# depend on the order the atomics land in.
+_INT_ATOMICS: tuple[tuple[str, str, str], ...] = (
+    ("atomicAdd", "(lane & 3)", "{} & 0xff"), ("atomicMax", "4 + ({} & 3)", "{}"), ("atomicMin", "8 + (lane & 3)", "{}"),
+    ("atomicOr", "12 + (lane & 1)", "1 << ({} & 31)"), ("atomicXor", "14 + (lane & 1)", "{}"),
+    ("atomicAnd", "16 + (lane & 1)", "~(1 << ({} & 31))"))
+
+
 @dataclass(frozen=True)
 class Program:
     """One generated kernel and its launch."""
@@ -163,7 +172,6 @@ class _Gen:
         self.dbound = 4.0
         self.k = 0              # fresh-name counter
         self.statements = 0
-        self.used_ticket = self.used_free = False
 
     # -- helpers
     def emit(self, line: str) -> None:
@@ -462,35 +470,29 @@ class _Gen:
     def atomic_global(self, ctx: _Ctx) -> None:
         self.features.add("global_atomic")
         r = self.s.integer(0, 8)
-        at = f"iout[{self.lay['int_atomics']}"
-        if r == 0:
-            self.emit(f"atomicAdd(&{at} + (lane & 3)], {self.ivar()} & 0xff);")
-        elif r == 1:
-            self.emit(f"atomicMax(&{at} + 4 + ({self.ivar()} & 3)], {self.ivar()});")
-        elif r == 2:
-            self.emit(f"atomicMin(&{at} + 8 + (lane & 3)], {self.ivar()});")
-        elif r == 3:
-            self.emit(f"atomicOr(&{at} + 12 + (lane & 1)], 1 << ({self.ivar()} & 31));")
-        elif r == 4:
-            self.emit(f"atomicXor(&{at} + 14 + (lane & 1)], {self.ivar()});")
-        elif r == 5:
-            self.emit(f"atomicAnd(&{at} + 16 + (lane & 1)], ~(1 << ({self.ivar()} & 31)));")
+        if r < len(_INT_ATOMICS):
+            fn, slot, operand = _INT_ATOMICS[r]
+            call = f"{fn}(&iout[{self.lay['int_atomics']} + {slot}], {operand});"
+            self.emit(call.format(*(self.ivar() for _ in range(call.count("{}")))))   # each {} its own draw
         else:
             self.features.add("float_atomic")
             self.emit(f"atomicAdd(&fout[{self.lay['float_exact']} + (lane & 3)], (float)({self.ivar()} & 15));")
 
+    def first(self, feature: str) -> bool:
+        """Add ``feature``; False when the program has it already (one ticket draw and one
+        free-order float sum at most: later draws of them are plain global atomics)."""
+        new = feature not in self.features
+        self.features.add(feature)
+        return new
+
     def ticket(self, ctx: _Ctx) -> None:
-        if self.used_ticket:
+        if not self.first("ticket"):
             return self.atomic_global(ctx)
-        self.used_ticket = True
-        self.features.add("ticket")
         self.emit(f"iout[{self.lay['tickets']} + gid] = atomicAdd(&iout[{self.lay['ticket_counter']}], 1);")
 
     def float_free(self, ctx: _Ctx) -> None:
-        if self.used_free:
+        if not self.first("float_atomic_order"):
             return self.atomic_global(ctx)
-        self.used_free = True
-        self.features.add("float_atomic_order")
         t = self.fresh("t")
         self.emit(f"{{ const float {t} = {self.fvar()}; fout[{self.lay['float_terms']} + gid] = {t}; "
                   f"atomicAdd(&fout[{self.lay['float_free']}], {t}); }}")

@@ -27,9 +27,10 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -57,6 +58,14 @@ class Outcome:
     issues: tuple[str, ...] = ()  # kinds the machine reported
     error: str = ""
     seconds: float = 0.0
+
+    def add(self, compared: int, undefined: int, mismatches: list[dict[str, Any]]) -> None:
+        """Count one comparison's elements; any mismatch makes the outcome a "mismatch"."""
+        self.compared += compared
+        self.undefined += undefined
+        self.mismatches += mismatches
+        if mismatches:
+            self.status = "mismatch"
 
 
 def full() -> bool:
@@ -127,6 +136,26 @@ def _error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
 
+def _on_machine(o: Outcome, row: dict[str, Any], checksum: Callable[[], int], run: Callable[[], Any]) -> Any:
+    """What ``run()`` (the machine's run of a recorded item) returns, timed into ``o``; None, with
+    ``o.status`` saying why, where the H200 run failed ("not_recorded"), the inputs rebuilt from the
+    seed do not have the recorded ``checksum()`` ("inputs_differ") or the machine raised ("machine_error")."""
+    if row["status"] != "ok":
+        o.status, o.error = "not_recorded", row["status"]
+        return None
+    if checksum() != row["checksum"]:
+        o.status = "inputs_differ"
+        return None
+    t0 = time.perf_counter()
+    try:
+        return run()
+    except Exception as exc:   # the machine refused or failed: reported, never hidden
+        o.status, o.error = "machine_error", _error(exc)
+        return None
+    finally:
+        o.seconds = time.perf_counter() - t0
+
+
 # ------------------------------------------------------------------------------ kernels
 
 class KernelRecording:
@@ -157,31 +186,23 @@ class KernelRecording:
         return sorted(picked, key=lambda r: r["key"])
 
 
-def replay_launch(rec: KernelRecording, row: dict[str, Any]) -> Outcome:
-    import time
+def _run_launch(rec: KernelRecording, launch: launches.Launch, args: list[Any]) -> Any:
+    mod = rec.meta["modules"][launch.file]
+    return _run(_machine_module(mod["ptx"]).get_function(mod["lowered"][launch.expr]), launch, args)
 
+
+def replay_launch(rec: KernelRecording, row: dict[str, Any]) -> Outcome:
     launch = launches.Launch.from_dict(row["launch"])
     o = Outcome(row["key"], launch.id, "match")
-    if row["status"] != "ok":
-        o.status, o.error = "not_recorded", row["status"]
-        return o
     args = launches.arguments(launch)
-    if launches.input_checksum(launch, args) != row["checksum"]:
-        o.status = "inputs_differ"
+    report = _on_machine(o, row, lambda: launches.input_checksum(launch, args), lambda: _run_launch(rec, launch, args))
+    if report is None:
         return o
-    mod = rec.meta["modules"][launch.file]
-    t0 = time.perf_counter()
-    try:
-        report = _run(_machine_module(mod["ptx"]).get_function(mod["lowered"][launch.expr]), launch, args)
-    except Exception as exc:   # the machine refused or failed: reported, never hidden
-        o.status, o.error, o.seconds = "machine_error", _error(exc), time.perf_counter() - t0
-        return o
-    o.seconds = time.perf_counter() - t0
     o.issues = tuple(sorted({f.kind for f in report.issues}))
     expected = launches.expected_findings(launch)
     found = tuple(sorted(f.kind for f in report.issues))
     if expected is not None and found != expected:
-        o.mismatches.append({"arg": "findings", "hw": f"expected {list(expected)}", "machine": list(found)})
+        o.add(0, 0, [{"arg": "findings", "hw": f"expected {list(expected)}", "machine": list(found)}])
     fam, _ = launches.family_of(launch.file, launch.expr)
     names = [a.name for a in fam.args]
     for pos, arg in launches.output_names(launch):
@@ -190,7 +211,7 @@ def replay_launch(rec: KernelRecording, row: dict[str, Any]) -> Outcome:
         if arg.compare == "none":
             continue
         if launches.undefined_by_contract(launch):   # undefined on purpose: never compared as numbers
-            o.undefined += int(hw.size)
+            o.add(0, int(hw.size), [])
             continue
         if arg.compare == "at_least":
             parts = [compare_at_least(arg.name, hw, got, und)]
@@ -202,12 +223,8 @@ def replay_launch(rec: KernelRecording, row: dict[str, Any]) -> Outcome:
                      compare_exact(arg.name, hw, got, und, n_hw)] if n_hw == n_got else [(0, 0, [])]
         else:
             parts = [compare_exact(arg.name, hw, got, und)]
-        for c, u, bad in parts:
-            o.compared += c
-            o.undefined += u
-            o.mismatches += bad
-    if o.mismatches:
-        o.status = "mismatch"
+        for part in parts:
+            o.add(*part)
     return o
 
 
@@ -264,40 +281,24 @@ def run_program(module: dict[str, Any], row: dict[str, Any]) -> tuple[programs.P
 
 
 def replay_program(rec: ProgramRecording, module: dict[str, Any], row: dict[str, Any]) -> Outcome:
-    import time
-
     o = Outcome(row["name"], row["name"], "match")
-    if row["status"] != "ok":
-        o.status, o.error = "not_recorded", row["status"]
+    ran = _on_machine(o, row, lambda: rand.checksum(*programs.arguments(program_of(row))),
+                      lambda: run_program(module, row))
+    if ran is None:
         return o
-    p = program_of(row)
-    if rand.checksum(*programs.arguments(p)) != row["checksum"]:
-        o.status = "inputs_differ"
-        return o
-    t0 = time.perf_counter()
-    try:
-        p, args, report = run_program(module, row)
-    except Exception as exc:
-        o.status, o.error, o.seconds = "machine_error", _error(exc), time.perf_counter() - t0
-        return o
-    o.seconds = time.perf_counter() - t0
+    p, args, report = ran
     o.issues = tuple(sorted({f.kind for f in report.issues}))
     lay = programs.layout(p.threads)
     for pos, name in ((2, "iout"), (3, "fout")):
         hw, got, und = rec.arrays[f"{p.name}.{name}"], args[pos], report.undefined[pos]
         for mode, lo, hi in programs.regions(p)[name]:
             if mode == "exact":
-                c, u, bad = compare_exact(name, hw, got, und, lo, hi)
+                o.add(*compare_exact(name, hw, got, und, lo, hi))
             elif mode == "multiset":
-                c, u, bad = compare_multiset(name, hw, got, und, lo, hi)
+                o.add(*compare_multiset(name, hw, got, und, lo, hi))
             else:
                 terms = hw[lay["float_terms"]:lay["float_terms"] + p.threads]
-                c, u, bad = compare_float_sum(name, hw, got, und, lo, terms)
-            o.compared += c
-            o.undefined += u
-            o.mismatches += bad
-    if o.mismatches:
-        o.status = "mismatch"
+                o.add(*compare_float_sum(name, hw, got, und, lo, terms))
     return o
 
 
@@ -325,6 +326,19 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "mismatches": [{"item": o.name, **m} for o in outcomes if o.status == "mismatch" for m in o.mismatches[:2]][:20]}
 
 
+def failures(s: dict[str, Any]) -> dict[str, Any]:
+    """What in a :func:`summary` breaks the proof: inputs rebuilt from the seeds that differ from the
+    H200's, machine errors (grouped by message) and mismatches (the first ones). Empty: the replay holds."""
+    out: dict[str, Any] = {}
+    if s["by_status"].get("inputs_differ"):
+        out["inputs_differ"] = f"{s['by_status']['inputs_differ']} items: inputs rebuilt from the seeds differ from the H200's"
+    if s["machine_errors"]:
+        out["machine_errors"] = s["machine_errors"]
+    if s["by_status"].get("mismatch"):
+        out["mismatches"] = s["mismatches"]
+    return out
+
+
 def format_summary(title: str, s: dict[str, Any]) -> str:
     lines = [f"{title}: {s['items']} items {s['by_status']}, {s['compared']} elements compared, "
              f"{s['undefined']} undefined (not compared), machine {s['seconds']} s"]
@@ -338,9 +352,10 @@ def format_summary(title: str, s: dict[str, Any]) -> str:
 _LOADED: dict[tuple[str, Optional[str]], Any] = {}
 
 
-def _recording(what: str, root: Optional[str]) -> Any:
-    """The recording, loaded once per process (forked workers inherit the parent's copy)."""
-    key = (what, root)
+def recording(what: str, root: Optional[Path | str] = None) -> Any:
+    """The :class:`KernelRecording` (``what="kernels"``) or :class:`ProgramRecording` (``"programs"``)
+    under ``root`` (default data/), loaded once per process (forked workers inherit the parent's copy)."""
+    key = (what, str(root) if root else None)
     if key not in _LOADED:
         r = Path(root) if root else None
         _LOADED[key] = KernelRecording(r) if what == "kernels" else ProgramRecording(r)
@@ -349,7 +364,7 @@ def _recording(what: str, root: Optional[str]) -> Any:
 
 def _chunk(args: tuple[str, list[str], Optional[str]]) -> list[dict[str, Any]]:
     what, keys, root = args
-    rec = _recording(what, root)
+    rec = recording(what, root)
     want = set(keys)
     if what == "kernels":
         out = replay_kernels(rec, [x for x in rec.rows if x["key"] in want])
@@ -385,7 +400,7 @@ def run_parallel(what: str, jobs: int, root: Optional[Path] = None,
     import multiprocessing as mp
 
     r = str(root) if root else None
-    rec = _recording(what, r)
+    rec = recording(what, r)
     if keys is None:
         keys = [x["key"] for x in rec.rows] if what == "kernels" else [p["name"] for _, p in rec.items()]
     chunks = _chunks(what, rec, keys, jobs)
@@ -401,7 +416,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python3 -m helpers.recording.proof.replay [--jobs N] [--out FILE.json]``: every recording on the machine."""
     import argparse
     import json
-    import time
 
     parser = argparse.ArgumentParser(prog="python3 -m helpers.recording.proof.replay", description=main.__doc__)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -418,7 +432,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{what}: skipped ({reason})")
             continue
         t0 = time.time()
-        rec = _recording(what, None)
+        rec = recording(what)
         known = {x["key"] for x in rec.rows} if what == "kernels" else {p["name"] for _, p in rec.items()}
         keys = None if only is None else [k for k in only if k in known]
         if keys == []:
