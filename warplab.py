@@ -37,6 +37,9 @@ CUDA_SETS = ("nvrtc", "gpu")
 STAMP = "warplab-sets.json"
 DEFAULT_TEST_PATHS = ("tests", "notebooks")
 NBVAL_ARGS = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
+# pytest-xdist (in the test set): one worker per core; --dist loadscope keeps each scope (a test
+# module, or a notebook, whose cells must run in order in one kernel) on one worker.
+PARALLEL_ARGS = ("-n", "auto", "--dist", "loadscope")
 # JupyterLab's "get Jupyter news?" pop-up covers the first cell; no lesson needs the news feed
 # (setting names from the apputils-extension:notification schema; the file is documented in
 # JupyterLab's "Advanced Usage" as <sys.prefix>/share/jupyter/lab/settings/overrides.json).
@@ -211,10 +214,12 @@ def _lab_settings(venv: Path) -> None:
 
 
 def pytest_args(args: Sequence[str]) -> list[str]:
-    """pytest's arguments for ``test ARGS``: the nbval options, then ``args``; the default paths
+    """pytest's arguments for ``test ARGS``: the nbval options, the parallel options (unless ``args``
+    choose their own: ``-n N``, ``--numprocesses``, ``-p no:xdist``), then ``args``; the default paths
     (tests, notebooks) only when no argument names a path (``tests/test_x.py::test_y`` counts)."""
     names_path = any(not a.startswith("-") and (ROOT / a.split("::")[0]).exists() for a in args)
-    return [*NBVAL_ARGS, *([] if names_path else DEFAULT_TEST_PATHS), *args]
+    own_workers = any(a.startswith(("-n", "--numprocesses", "--dist")) or a == "no:xdist" for a in args)
+    return [*NBVAL_ARGS, *([] if own_workers else PARALLEL_ARGS), *([] if names_path else DEFAULT_TEST_PATHS), *args]
 
 
 def _exec(cmd: list[str]) -> int:

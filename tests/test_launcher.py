@@ -57,12 +57,17 @@ def test_windows_launcher_runs_the_same_python_launcher() -> None:
 
 
 def test_test_runs_only_the_paths_given() -> None:
-    nbval = list(warplab.NBVAL_ARGS)
-    assert warplab.pytest_args([]) == [*nbval, "tests", "notebooks"]
-    assert warplab.pytest_args(["-q", "-k", "emulator"]) == [*nbval, "tests", "notebooks", "-q", "-k", "emulator"]
+    first = [*warplab.NBVAL_ARGS, *warplab.PARALLEL_ARGS]
+    assert warplab.pytest_args([]) == [*first, "tests", "notebooks"]
+    assert warplab.pytest_args(["-q", "-k", "emulator"]) == [*first, "tests", "notebooks", "-q", "-k", "emulator"]
     one = "notebooks/02_shfl_down_offset_width.ipynb"
-    assert warplab.pytest_args([one]) == [*nbval, one]
-    assert warplab.pytest_args(["tests/test_expr.py::test_x", "-x"]) == [*nbval, "tests/test_expr.py::test_x", "-x"]
+    assert warplab.pytest_args([one]) == [*first, one]
+    assert warplab.pytest_args(["tests/test_expr.py::test_x", "-x"]) == [*first, "tests/test_expr.py::test_x", "-x"]
+
+
+@pytest.mark.parametrize("own", [["-n", "0"], ["-n2"], ["--numprocesses=3"], ["-p", "no:xdist"]])
+def test_test_spreads_over_the_cores_unless_told_otherwise(own: list[str]) -> None:
+    assert warplab.pytest_args(own) == [*warplab.NBVAL_ARGS, "tests", "notebooks", *own]
 
 
 def test_sets_per_command() -> None:
