@@ -206,14 +206,16 @@ class LaneTexts(Artist):
 
     def __init__(self, ax: Axes, zorder: float = 4) -> None:
         super().__init__()
-        self._items: list[tuple[float, float, str, float, str, float]] = []
+        self._items: list[tuple[float, float, str, float, str, float, str, float]] = []
         self.set_zorder(zorder)
         self.set_clip_on(False)
         ax.add_artist(self)
 
-    def add(self, x: float, y: float, s: str, *, fontsize: float, color: str, rotation: float = 0) -> None:
-        """Write ``s`` centred on (x, y), in data coordinates."""
-        self._items.append((float(x), float(y), s, fontsize, color, rotation))
+    def add(self, x: float, y: float, s: str, *, fontsize: float, color: str, rotation: float = 0,
+            ha: str = "center", linespacing: float = 1.2) -> None:
+        """Write ``s`` centred on (x, y), in data coordinates (``ha="right"``: ending at x); lines of a
+        text with newlines ``linespacing`` font sizes apart."""
+        self._items.append((float(x), float(y), s, fontsize, color, rotation, ha, linespacing))
 
     def items(self) -> list[tuple[float, float, str]]:
         """(x, y, text) of every text, in the order added."""
@@ -223,15 +225,16 @@ class LaneTexts(Artist):
         if not self.get_visible() or not self._items:
             return
         if not isinstance(renderer, RendererAgg):
-            for x, y, s, size, color, rotation in self._items:
-                text = _centred_text(x, y, s, size, color, rotation, transform=self.get_transform())
+            for x, y, s, size, color, rotation, ha, spacing in self._items:
+                text = _centred_text(x, y, s, size, color, rotation, transform=self.get_transform(), ha=ha,
+                                     linespacing=spacing)
                 text.set_figure(self.get_figure(root=False))
                 text.draw(renderer)
             return
         xy = self.get_transform().transform(np.array([(x, y) for x, y, *_ in self._items]))
         gc = renderer.new_gc()
-        for (px, py), (_, _, s, size, color, rotation) in zip(xy, self._items):
-            image, dx, dy = _centred_stamp(s, size, color, rotation, renderer.dpi)
+        for (px, py), (_, _, s, size, color, rotation, ha, spacing) in zip(xy, self._items):
+            image, dx, dy = _centred_stamp(s, size, color, rotation, renderer.dpi, ha=ha, linespacing=spacing)
             if image is not None and np.isfinite(px) and np.isfinite(py):
                 renderer.draw_image(gc, round(px - dx), round(py - dy), image)
         gc.restore()
@@ -263,32 +266,38 @@ class LabelText(Text):
 
 
 def _centred_text(x: float, y: float, s: str, fontsize: float, color: str, rotation: float, **kw: Any) -> Text:
-    return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, ha="center", va="center", **kw)
+    return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, **{"ha": "center", "va": "center", **kw})
 
 
 _STAMPS: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
 MAX_STAMPS = 4096    # bounded memory: the cache starts again when full
 
 
-def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float, labelled: bool = False
-                   ) -> tuple[Optional[np.ndarray], float, float]:
-    """``s`` rendered alone, centred (on a white label if ``labelled``): (RGBA image, bottom row first;
-    (dx, dy) from the image's bottom-left corner to the anchor), or (None, 0, 0) without ink."""
-    key = (s, fontsize, color, rotation, dpi, labelled)
+def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float, labelled: bool = False,
+                   ha: str = "center", linespacing: float = 1.2) -> tuple[Optional[np.ndarray], float, float]:
+    """``s`` rendered alone, centred (on a white label if ``labelled``; ``ha="right"``: ending at the
+    anchor): (RGBA image, bottom row first; (dx, dy) from the image's bottom-left corner to the
+    anchor), or (None, 0, 0) without ink."""
+    key = (s, fontsize, color, rotation, dpi, labelled, ha, linespacing)
     stamp = _STAMPS.get(key)
     if stamp is None:
-        side = int(2.5 * (len(s) + 2) * fontsize * dpi / 72) + 8
+        # The anchor at the centre of a square that holds the text on every side of it (any rotation,
+        # either alignment): a character is at most an em wide, a line ``linespacing`` ems high.
+        lines = s.split("\n")
+        ems = max(max(map(len, lines)) + 2, len(lines) * linespacing + 1)
+        side = int(2 * ems * fontsize * dpi / 72) + 8
         canvas = RendererAgg(side, side, dpi)
         alone = _centred_text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
-                              bbox=dict(LabelText.LABEL) if labelled else None)
+                              bbox=dict(LabelText.LABEL) if labelled else None, ha=ha, linespacing=linespacing)
         alone.set_figure(Figure(dpi=dpi))
         Text.draw(alone, canvas)
         pixels = np.asarray(canvas.buffer_rgba())
-        rows, cols = np.nonzero(pixels[..., 3])
+        ink = pixels[..., 3] != 0
+        rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
         if rows.size == 0:
             stamp = (None, 0.0, 0.0)
         else:
-            top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+            top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
             stamp = (pixels[top:bottom, left:right][::-1].copy(), side / 2 - left, side / 2 - (side - bottom))
         if len(_STAMPS) >= MAX_STAMPS:
             _STAMPS.clear()
@@ -480,11 +489,18 @@ def _legend(fig: Figure, keys: Sequence[str], *, width: Optional[int] = None, la
     if width is not None and width < LANES:
         handles.append(Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
                              label=f"width-{width} segments (shaded)"))
-    legend = _StampedLegend(fig, handles, [h.get_label() for h in handles], loc="center", bbox_to_anchor=(0.5, y),
-                            bbox_transform=fig.transSubfigure, ncol=min(len(handles), 5), fontsize=7, frameon=False,
-                            handlelength=1.6, columnspacing=1.2)
-    legend.stamp_key = (tuple(keys), width, lane_label, y)
+    stamped_legend(fig, handles, ("lanes", tuple(keys), width, lane_label, y), loc="center", bbox_to_anchor=(0.5, y),
+                   ncol=min(len(handles), 5), fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
+
+
+def stamped_legend(fig: Figure, handles: Sequence[Artist], key: tuple, **kw: Any) -> Legend:
+    """A figure legend of ``handles`` (their labels), placed by ``kw`` in figure coordinates, that Agg
+    draws from a stamp: ``key`` must name everything the legend's look depends on besides the figure's
+    size and dpi (equal keys, equal legends), e.g. a module name and the legend's entries."""
+    legend = _StampedLegend(fig, handles, [h.get_label() for h in handles], bbox_transform=fig.transSubfigure, **kw)
+    legend.stamp_key = key
     fig.legends.append(legend)
+    return legend
 
 
 class _StampedLegend(Legend):
