@@ -204,11 +204,14 @@ class LaneTexts(Artist):
     for each text; :meth:`items` reads them back.
     """
 
-    def __init__(self, ax: Axes, zorder: float = 4) -> None:
+    def __init__(self, ax: Axes, zorder: float = 4, transform: Any = None) -> None:
+        """``transform``: what (x, y) are in (default: the data coordinates of ``ax``)."""
         super().__init__()
         self._items: list[tuple[float, float, str, float, str, float, str, float]] = []
         self.set_zorder(zorder)
         self.set_clip_on(False)
+        if transform is not None:
+            self.set_transform(transform)
         ax.add_artist(self)
 
     def add(self, x: float, y: float, s: str, *, fontsize: float, color: str, rotation: float = 0,
@@ -248,15 +251,18 @@ class LabelText(Text):
 
     LABEL = {"facecolor": "white", "edgecolor": "none", "pad": 0.8}
 
-    def __init__(self, x: float, y: float, s: str, *, fontsize: float, color: str, zorder: float = 4) -> None:
+    def __init__(self, x: float, y: float, s: str, *, fontsize: float, color: str, zorder: float = 4,
+                 pad: float = 0.8) -> None:
+        """``pad``: the label's margin around the text, in font sizes."""
         super().__init__(x, y, s, fontsize=fontsize, color=color, ha="center", va="center", zorder=zorder,
-                         bbox=dict(self.LABEL))
+                         bbox={**self.LABEL, "pad": pad})
+        self.pad = pad
 
     def draw(self, renderer: Any) -> None:
         if not self.get_visible() or not isinstance(renderer, RendererAgg):
             return super().draw(renderer)
         image, dx, dy = _centred_stamp(self.get_text(), self.get_fontsize(), str(self.get_color()), 0, renderer.dpi,
-                                       labelled=True)
+                                       label_pad=self.pad)
         x, y = self.get_transform().transform(self.get_unitless_position())
         if image is not None and np.isfinite(x) and np.isfinite(y):
             gc = renderer.new_gc()
@@ -273,22 +279,24 @@ _STAMPS: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
 MAX_STAMPS = 4096    # bounded memory: the cache starts again when full
 
 
-def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float, labelled: bool = False,
-                   ha: str = "center", linespacing: float = 1.2) -> tuple[Optional[np.ndarray], float, float]:
-    """``s`` rendered alone, centred (on a white label if ``labelled``; ``ha="right"``: ending at the
-    anchor): (RGBA image, bottom row first; (dx, dy) from the image's bottom-left corner to the
-    anchor), or (None, 0, 0) without ink."""
-    key = (s, fontsize, color, rotation, dpi, labelled, ha, linespacing)
+def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float,
+                   label_pad: Optional[float] = None, ha: str = "center", linespacing: float = 1.2
+                   ) -> tuple[Optional[np.ndarray], float, float]:
+    """``s`` rendered alone, centred (on a white label ``label_pad`` font sizes wider if given;
+    ``ha="right"``: ending at the anchor): (RGBA image, bottom row first; (dx, dy) from the image's
+    bottom-left corner to the anchor), or (None, 0, 0) without ink."""
+    key = (s, fontsize, color, rotation, dpi, label_pad, ha, linespacing)
     stamp = _STAMPS.get(key)
     if stamp is None:
         # The anchor at the centre of a square that holds the text on every side of it (any rotation,
         # either alignment): a character is at most an em wide, a line ``linespacing`` ems high.
         lines = s.split("\n")
-        ems = max(max(map(len, lines)) + 2, len(lines) * linespacing + 1)
+        ems = max(max(map(len, lines)) + 2, len(lines) * linespacing + 1) + 2 * (label_pad or 0)
         side = int(2 * ems * fontsize * dpi / 72) + 8
         canvas = RendererAgg(side, side, dpi)
         alone = _centred_text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
-                              bbox=dict(LabelText.LABEL) if labelled else None, ha=ha, linespacing=linespacing)
+                              bbox=None if label_pad is None else {**LabelText.LABEL, "pad": label_pad}, ha=ha,
+                              linespacing=linespacing)
         alone.set_figure(Figure(dpi=dpi))
         Text.draw(alone, canvas)
         pixels = np.asarray(canvas.buffer_rgba())
@@ -572,8 +580,10 @@ class StampRenderer(RendererAgg):
 
     _metrics: dict[tuple, tuple[float, float, float]] = {}
     _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
-    MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full
-    MAX_CHARS = 40
+    _stamp_bytes = [0]     # what the stamps hold, in bytes
+    MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full, or when its stamps pass MAX_BYTES
+    MAX_BYTES = 64 << 20
+    MAX_CHARS = 200        # titles and footers too: many are drawn again (a footer, the line under a title)
 
     def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
         if ismath:
@@ -589,15 +599,19 @@ class StampRenderer(RendererAgg):
     def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
                   mtext: Any = None) -> None:
         shaped = mtext is not None and any(getattr(mtext, f, lambda: None)() for f in ("get_fontfeatures", "get_language"))
-        if ismath or shaped or len(s) > self.MAX_CHARS:   # a long line (a title) is seldom drawn twice
+        if ismath or shaped or len(s) > self.MAX_CHARS:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         key = (s, hash(prop), angle, tuple(gc.get_rgb()), gc.get_alpha(), gc.get_forced_alpha(),
                gc.get_antialiased(), self.dpi)
         stamp = self._stamps.get(key)
         if stamp is None:
-            if len(self._stamps) >= self.MAX_ENTRIES:
+            stamp = self._stamp(gc, s, prop, angle)
+            size = 0 if stamp[0] is None else stamp[0].nbytes
+            if len(self._stamps) >= self.MAX_ENTRIES or self._stamp_bytes[0] + size > self.MAX_BYTES:
                 self._stamps.clear()
-            stamp = self._stamps[key] = self._stamp(gc, s, prop, angle)
+                self._stamp_bytes[0] = 0
+            self._stamps[key] = stamp
+            self._stamp_bytes[0] += size
         image, left, top = stamp
         if image is not None and np.isfinite(x) and np.isfinite(y):
             # Agg clips text to the clip rectangle only, not to a clip path: so does the stamp.
