@@ -288,13 +288,18 @@ def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: fl
     key = (s, fontsize, color, rotation, dpi, label_pad, ha, linespacing)
     stamp = _STAMPS.get(key)
     if stamp is None:
-        # The anchor at the centre of a square that holds the text on every side of it (any rotation,
-        # either alignment): a character is at most an em wide, a line ``linespacing`` ems high.
+        # The anchor at the centre of a canvas that holds the text on every side of it (either
+        # alignment): a character is at most an em wide, a line ``linespacing`` ems high; a square
+        # for a rotated text.
         lines = s.split("\n")
-        ems = max(max(map(len, lines)) + 2, len(lines) * linespacing + 1) + 2 * (label_pad or 0)
-        side = int(2 * ems * fontsize * dpi / 72) + 8
-        canvas = RendererAgg(side, side, dpi)
-        alone = _centred_text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
+        pad = 2 * (label_pad or 0)
+        across, up = max(map(len, lines)) + 2 + pad, len(lines) * linespacing + 1 + pad
+        if rotation % 180:
+            across = up = max(across, up)
+        em = fontsize * dpi / 72
+        w, h = int(2 * across * em) + 8, int(2 * up * em) + 8
+        canvas = MetricsRenderer(w, h, dpi)
+        alone = _centred_text(w / 2, h / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
                               bbox=None if label_pad is None else {**LabelText.LABEL, "pad": label_pad}, ha=ha,
                               linespacing=linespacing)
         alone.set_figure(Figure(dpi=dpi))
@@ -306,7 +311,7 @@ def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: fl
             stamp = (None, 0.0, 0.0)
         else:
             top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
-            stamp = (pixels[top:bottom, left:right][::-1].copy(), side / 2 - left, side / 2 - (side - bottom))
+            stamp = (pixels[top:bottom, left:right][::-1].copy(), w / 2 - left, h / 2 - (h - bottom))
         if len(_STAMPS) >= MAX_STAMPS:
             _STAMPS.clear()
         _STAMPS[key] = stamp
@@ -513,8 +518,9 @@ def stamped_legend(fig: Figure, handles: Sequence[Artist], key: tuple, **kw: Any
 
 class _StampedLegend(Legend):
     """A legend of this module's figures that Agg draws from a stamp: the same legend (keys, width,
-    label, place, figure size, dpi) drawn once and reused. Speed: laying out a legend costs a lane
-    figure about 30 ms per drawing, and the explorers draw a few legends again and again."""
+    label, place, anchor size, dpi) drawn once and reused, placed from its anchor, so that figures
+    of other heights share it. Speed: laying out a legend costs a lane figure about 30 ms per
+    drawing, and the explorers draw a few legends again and again."""
 
     _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
     MAX_STAMPS = 256
@@ -523,10 +529,12 @@ class _StampedLegend(Legend):
     def draw(self, renderer: Any) -> None:
         if not self.get_visible() or not isinstance(renderer, RendererAgg) or not self.stamp_key:
             return super().draw(renderer)
-        size = (int(renderer.width), int(renderer.height))
-        key = (self.stamp_key, size, renderer.dpi)
+        anchor = self.get_bbox_to_anchor()
+        ax, ay = round(anchor.x0), round(anchor.y0)
+        key = (self.stamp_key, round(anchor.width), round(anchor.height), renderer.dpi)
         stamp = self._stamps.get(key)
         if stamp is None:
+            size = (int(renderer.width), int(renderer.height))
             scratch = StampRenderer(*size, renderer.dpi)   # the labels' texts come from stamps too
             super().draw(scratch)
             pixels = np.asarray(scratch.buffer_rgba())
@@ -536,14 +544,15 @@ class _StampedLegend(Legend):
             else:
                 cols = np.flatnonzero(pixels[rows[0]:rows[-1] + 1, :, 3].any(axis=0))
                 image = pixels[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1][::-1].copy()
-                stamp = (image, int(cols[0]), size[1] - int(rows[-1]) - 1)   # bottom-left corner, from the bottom
+                # its bottom-left corner, counted from the anchor's (pixels from the bottom)
+                stamp = (image, int(cols[0]) - ax, size[1] - int(rows[-1]) - 1 - ay)
             if len(self._stamps) >= self.MAX_STAMPS:
                 self._stamps.clear()
             self._stamps[key] = stamp
         image, x, y = stamp
         if image is not None:
             gc = renderer.new_gc()
-            renderer.draw_image(gc, x, y, image)
+            renderer.draw_image(gc, ax + x, ay + y, image)
             gc.restore()
         self.stale = False
 
@@ -565,7 +574,27 @@ def set_title(ax: Axes, title: str) -> None:
     ax.set_title(title, fontsize=9, color=style.BLACK, y=1.0)
 
 
-class StampRenderer(RendererAgg):
+class MetricsRenderer(RendererAgg):
+    """An Agg renderer whose text metrics are cached across every renderer of this class: laying
+    out a text asks for them several times, and a new renderer (a figure's, or the scratch canvas a
+    stamp is drawn on) would otherwise measure every string again."""
+
+    _metrics: dict[tuple, tuple[float, float, float]] = {}
+    MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full
+
+    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
+        if ismath:
+            return super().get_text_width_height_descent(s, prop, ismath)
+        key = (s, hash(prop), self.dpi)
+        found = self._metrics.get(key)
+        if found is None:
+            if len(self._metrics) >= self.MAX_ENTRIES:
+                self._metrics.clear()
+            found = self._metrics[key] = super().get_text_width_height_descent(s, prop, ismath)
+        return found
+
+
+class StampRenderer(MetricsRenderer):
     """An Agg renderer that draws text from cached bitmaps ("stamps") and caches text metrics,
     across every figure it renders.
 
@@ -578,23 +607,10 @@ class StampRenderer(RendererAgg):
     Math text is drawn as Agg draws it; other renderers (SVG, PDF) never see stamps.
     """
 
-    _metrics: dict[tuple, tuple[float, float, float]] = {}
     _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
     _stamp_bytes = [0]     # what the stamps hold, in bytes
-    MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full, or when its stamps pass MAX_BYTES
-    MAX_BYTES = 64 << 20
+    MAX_BYTES = 64 << 20   # the stamps start again when full (MAX_ENTRIES) or past this
     MAX_CHARS = 200        # titles and footers too: many are drawn again (a footer, the line under a title)
-
-    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
-        if ismath:
-            return super().get_text_width_height_descent(s, prop, ismath)
-        key = (s, hash(prop), self.dpi)
-        found = self._metrics.get(key)
-        if found is None:
-            if len(self._metrics) >= self.MAX_ENTRIES:
-                self._metrics.clear()
-            found = self._metrics[key] = super().get_text_width_height_descent(s, prop, ismath)
-        return found
 
     def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
                   mtext: Any = None) -> None:
@@ -632,7 +648,7 @@ class StampRenderer(RendererAgg):
         else:            # any angle stays inside
             reach = int(w + h) + pad
             size, (ax, ay) = (2 * reach, 2 * reach), (reach, reach)
-        scratch = RendererAgg(*size, self.dpi)
+        scratch = MetricsRenderer(*size, self.dpi)
         alone = scratch.new_gc()
         alone.copy_properties(gc)
         alone.set_clip_rectangle(None)
