@@ -277,6 +277,16 @@ def _centred_text(x: float, y: float, s: str, fontsize: float, color: str, rotat
 
 _STAMPS: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
 MAX_STAMPS = 4096    # bounded memory: the cache starts again when full
+_STAMP_FIGURES: dict[float, Figure] = {}
+
+
+def _stamp_figure(dpi: float) -> Figure:
+    """The figure a stamp's text belongs to while it is drawn alone (one per dpi: making a Figure
+    costs more than drawing a short text)."""
+    fig = _STAMP_FIGURES.get(dpi)
+    if fig is None:
+        fig = _STAMP_FIGURES[dpi] = Figure(dpi=dpi)
+    return fig
 
 
 def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float,
@@ -302,7 +312,7 @@ def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: fl
         alone = _centred_text(w / 2, h / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
                               bbox=None if label_pad is None else {**LabelText.LABEL, "pad": label_pad}, ha=ha,
                               linespacing=linespacing)
-        alone.set_figure(Figure(dpi=dpi))
+        alone.set_figure(_stamp_figure(dpi))
         Text.draw(alone, canvas)
         pixels = np.asarray(canvas.buffer_rgba())
         ink = pixels[..., 3] != 0
