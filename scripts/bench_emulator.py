@@ -12,6 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +27,8 @@ from helpers.widgets import intrinsics as widgets
 
 
 def median_ms(fn, repeat: int = 50) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+    """The median wall time of ``fn`` in ms, over ``repeat`` calls after a warm-up call."""
+    return statistics.median(timeit.repeat(fn, timer=time.perf_counter, number=1, repeat=repeat + 1)[1:]) * 1e3
 
 
 def main() -> None:

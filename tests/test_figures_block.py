@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from helpers.topics import block_reduce as br
 from helpers.viz import lanes as figures
 from helpers.viz import block as fb
+from test_figures import all_texts
 
 CASES = [((48, 1), "sum", "seed"), ((48, 1), "sum", "fixed"), ((96, 2), "x", "seed"), ((96, 2), "x", "fixed"),
          ((32, 3), "y", "seed"), ((32, 5), "y", "fixed"), ((20, 5), "x", "fixed"), ((6, 4), "x", "seed")]
@@ -62,7 +63,7 @@ def test_grid_figure_hatches_undefined_rows():
     v = np.ones((2, 96), np.int32)
     seed = br.block_reduce(v, kind="x", version="seed")
     fig = fb.block_grid_figure((96, 2), [seed])
-    texts = [x.get_text() for x in fig.axes[0].texts]
+    texts = [t for _, _, t in all_texts(fig.axes[0])]
     assert "128" in texts and "undef" in texts and "0" not in texts
 
 
@@ -98,7 +99,7 @@ def test_grid_figure_tells_warps_apart(block):
     fig = fb.block_grid_figure(block)
     ax = fig.axes[0]
     n_warps = -(-block[0] * block[1] // 32)
-    texts = [t.get_text() for t in ax.texts]
+    texts = [t for _, _, t in all_texts(ax)]
     assert [fb.row_label(block, y) for y in range(block[1])] == [t for t in texts if t.startswith("y=")]
     colours = ax.images[0].get_array()          # colour index per cell
     tid = np.arange(block[0] * block[1]).reshape(block[1], block[0])

@@ -6,8 +6,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
+from helpers.topics import reduce_maps
 from helpers.viz import ladder as F
 from helpers.widgets import reduce as WR
 
@@ -48,7 +50,25 @@ def test_sweep_chart() -> None:
 @pytest.mark.parametrize("version", ["v0", "v1", "v2", "v4"])
 def test_lanes_figure(version: str) -> None:
     fig = F.lanes_figure(version, 256)
-    assert len([a for a in fig.axes if a.images]) == 8
+    (ax,) = fig.axes
+    titles = [t.get_text() for t in ax.texts]
+    assert len(titles) == 8 and all("working" in t for t in titles)       # a panel per step
+    working = sum(int(s.working.sum()) for s in reduce_maps.tree_steps(version, 256))
+    cells = ax.collections[1].get_paths()                                   # the working lanes, measured
+    lane_w = (ax.collections[0].get_paths()[0].get_extents().width) / 32
+    warp_h = (ax.collections[0].get_paths()[0].get_extents().height) / 8
+    assert round(sum(p.get_extents().width * p.get_extents().height for p in cells) / (lane_w * warp_h)) == working
+
+
+def test_lane_runs_cover_the_working_lanes_once() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        working = rng.random((8, 32)) < 0.4
+        working[2:5] = working[2]                       # a run repeated in consecutive warps: one rectangle
+        got = np.zeros_like(working, int)
+        for (a, b), (w0, w1) in F.lane_runs(working):
+            got[w0:w1, a:b] += 1
+        assert (got == working).all()
 
 
 def test_maps_figures() -> None:

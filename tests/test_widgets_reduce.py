@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
+import timeit
 
 import numpy as np
 import pytest
@@ -14,11 +15,7 @@ from helpers import data
 from helpers.viz import lanes as figures
 from helpers.topics import warp_reduce as wr
 from helpers.widgets import reduce as W
-
-
-@pytest.fixture(autouse=True)
-def emulator_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WARPLAB_BACKEND", "emulator")
+from test_widgets import emulator_backend  # noqa: F401 (autouse: these tests run on the emulator too)
 
 
 @pytest.fixture
@@ -92,13 +89,7 @@ def test_block_view_seed_facts():
 def _median_ms(fn, n=5):
     """The median CPU time of ``fn`` (after one warm-up call): CPU time, so that other work on a shared
     machine does not fail the test; the wall-clock p95 is measured by scripts/bench_explorers.py."""
-    fn()
-    times = []
-    for _ in range(n):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return 1000 * statistics.median(times)
+    return 1000 * statistics.median(timeit.repeat(fn, timer=time.process_time, number=1, repeat=n + 1)[1:])
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(op="max", width=8, pattern="random ints", n_valid=5, tree="xor"),

@@ -67,7 +67,7 @@ def _arrow(ax: Axes, t: A.Transfer) -> None:
         rad = 2 * dx_px / dy_px   # arc3 bows by rad * |dy| / 2 to the right when going up (left if down)
         arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=8, shrinkA=0, shrinkB=0,
                                 connectionstyle=f"arc3,rad={rad:.4f}", color=style.ARROW, linewidth=1.1, zorder=4)
-    ax.add_patch(arrow)
+    figures.add_patch(ax, arrow, clip=False)
 
 
 def _legend(fig: Figure, keys: Sequence[str]) -> None:
@@ -83,8 +83,8 @@ def _legend(fig: Figure, keys: Sequence[str]) -> None:
         "followed": lambda: Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none", label="followed chunk"),
     }
     handles = [makers[k]() for k in keys]
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.035), ncol=min(len(handles), 4),
-               fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
+    figures.stamped_legend(fig, handles, ("allreduce", tuple(keys)), loc="lower center", bbox_to_anchor=(0.5, 0.035),
+                           ncol=min(len(handles), 4), fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
 
 
 def _figure_height(n_ranks: int) -> float:
@@ -112,6 +112,10 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
 
     Cells name the ranks whose inputs they hold; when every chunk is one element (at most 8 chunks) and
     ``run`` kept its history, the value is written too. ``follow`` shades one chunk's column.
+
+    Speed (the explorer redraws this on every move of a slider): the cells and arrows are added
+    without matplotlib's per-patch bookkeeping, and the texts are drawn from stamps
+    (:func:`helpers.viz.lanes.add_patch`, :class:`helpers.viz.lanes.LaneTexts`).
     """
     sched = run.schedule
     step = A.check_step(sched, step)
@@ -130,8 +134,10 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
     ax.set_axis_off()
     if follow is not None:
         x, _ = _cell_xy(follow, 0)
-        ax.add_patch(Rectangle((x - CW / 2 - 0.12, -(n - 1) * PY - CH / 2 - 0.12), CW + 0.24,
-                               (n - 1) * PY + CH + 0.24, facecolor=style.SEGMENT_BANDS[1], edgecolor="none", zorder=0))
+        figures.add_patch(ax, Rectangle((x - CW / 2 - 0.12, -(n - 1) * PY - CH / 2 - 0.12), CW + 0.24,
+                                        (n - 1) * PY + CH + 0.24, facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
+                                        zorder=0), clip=False)
+    texts = figures.LaneTexts(ax, zorder=3)
     present = set()
     for r in range(n):
         for k in range(c):
@@ -153,20 +159,19 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
             lw = 0.6
             if (r, k) in written:
                 edge, lw = style.ARROW, 2.0
-            ax.add_patch(Rectangle((x - CW / 2, y - CH / 2), CW, CH, facecolor=face, edgecolor=edge, linewidth=lw,
-                                   linestyle=ls, zorder=2))
+            figures.add_patch(ax, Rectangle((x - CW / 2, y - CH / 2), CW, CH, facecolor=face, edgecolor=edge,
+                                            linewidth=lw, linestyle=ls, zorder=2), clip=False)
             if show_values and sizes[k]:   # one text artist per cell: text is most of the drawing time
                 label += "\n" + format_value(run.held[step, r, run.bounds[k][0]])
-            ax.text(x, y, label, ha="center", va="center", fontsize=6.5, color=text, zorder=3, linespacing=1.3)
+            texts.add(x, y, label, fontsize=6.5, color=text, linespacing=1.3)
         _, y = _cell_xy(0, r)
-        ax.text(-CW / 2 - 0.2, y, f"rank {r}\n{_rank_note(sched, r)}", ha="right", va="center", fontsize=6.5,
-                linespacing=1.4)
+        texts.add(-CW / 2 - 0.2, y, f"rank {r}\n{_rank_note(sched, r)}", ha="right", fontsize=6.5, color=style.BLACK,
+                  linespacing=1.4)
     for k in range(c):
         x, _ = _cell_xy(k, 0)
         a, b = run.bounds[k]
         span = "no elements" if a == b else f"[{a}]" if b == a + 1 else f"[{a}..{b - 1}]"
-        ax.text(x, CH / 2 + 0.32, f"chunk {k}\n{span}", ha="center", va="center", fontsize=6, linespacing=1.3,
-                color="#333333")
+        texts.add(x, CH / 2 + 0.32, f"chunk {k}\n{span}", fontsize=6, linespacing=1.3, color="#333333")
     for t in ts:
         if sizes[t.chunk]:
             _arrow(ax, t)

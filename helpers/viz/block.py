@@ -254,13 +254,14 @@ def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np
                 coll.set_hatch(hatch)
             ax.add_collection(coll, autolim=False)
     if text:
+        texts = figures.LaneTexts(ax, zorder=4)
         for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
             if d:
-                figures.add_text(ax, x, y, figures.format_value(v), fontsize=6.5,
-                              color="white" if ok else style.BLACK, zorder=4)
+                texts.add(x, y, figures.format_value(v), fontsize=6.5, color="white" if ok else style.BLACK)
             else:
-                figures.add_text(ax, x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, zorder=4,
-                              bbox=dict(facecolor="white", edgecolor="none", pad=0.2))
+                undef = figures.LabelText(x, y, figures.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, pad=0.2)
+                undef.set_clip_on(False)
+                ax.add_artist(undef)
 
 
 def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, source_label: str = "",
@@ -273,6 +274,9 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     are green when they equal NumPy's answer, pale vermilion when they do not, hatched "undef" when
     undefined. ``source_label`` names what produced the results (footer). ``show_tid`` writes each
     thread's tid in its cell (default: when the cells are big enough and there are at most 256).
+
+    Speed (the block explorer redraws this on every move): the texts are drawn from stamps
+    (:class:`helpers.viz.lanes.LaneTexts`), the legend too, and the title is placed by hand.
     """
     bx, by = int(block[0]), int(block[1])
     if bx < 1 or by < 1 or bx * by > 1024:
@@ -304,9 +308,11 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
                                      colors=style.BLACK, linewidths=2.0, zorder=3))
     n_warps = -(-bx * by // LANES)
     tids_written = show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS)
+    labels = figures.LaneTexts(ax, zorder=4)
     if tids_written:
+        tids = figures.LaneTexts(ax, zorder=2)
         for (y, x), t in np.ndenumerate(tid):
-            figures.add_text(ax, x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333", zorder=2)
+            tids.add(x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333")
     every = -(-by // GRID_MAX_ROW_LABELS)
     one_warp_rows = every == 1 and all(a == b for a, b in (warps_of_row((bx, by), y) for y in range(by)))
     # Warp ids in the cells too, where the cells are free and a row holds several warps; not beyond
@@ -315,27 +321,27 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     if not tids_written and not one_warp_rows and n_warps <= GRID_MAX_WARP_IDS:
         for w, (y, x0, x1) in enumerate(warp_label_spans((bx, by))):
             if x1 - x0 >= 3 or bx < 3:
-                figures.add_text(ax, (x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK,
-                              zorder=4)
+                labels.add((x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK)
+    left_labels = figures.LaneTexts(ax, transform=left)
     for y in range(0, by, every):
-        ax.text(-0.005, y, row_label((bx, by), y), ha="right", va="center", fontsize=6.5 if by <= 16 else 5.5,
-                transform=left)
+        left_labels.add(-0.005, y, row_label((bx, by), y), ha="right", fontsize=6.5 if by <= 16 else 5.5,
+                        color=style.BLACK)
     for i, r in enumerate(xr):
         cx = bx - 0.5 + 0.6 + col_w / 2 + i * (col_w + 0.4)
         ok = r.defined[:, 0] & (r.values[:, 0] == r.expected[:, 0])
         _result_cells(ax, r.values[:, 0], r.defined[:, 0], ok, [cx] * by, range(by), col_w, 0.9, by <= 16)
-        ax.text(cx, -0.7, _result_name(r), ha="center", va="bottom", fontsize=7)
+        figures.add_text(ax, cx, -0.7, _result_name(r), va="bottom", fontsize=7)
     for i, r in enumerate(yr):
         cy = by - 0.5 + 0.6 + 0.7 + i * 1.4
         ok = r.defined[0, :] & (r.values[0, :] == r.expected[0, :])
         _result_cells(ax, r.values[0, :], r.defined[0, :], ok, range(bx), [cy] * bx, 0.9, 1.2, bx <= 40)
-        ax.text(-0.005, cy, _result_name(r), ha="right", va="center", fontsize=7, transform=left)
+        left_labels.add(-0.005, cy, _result_name(r), ha="right", fontsize=7, color=style.BLACK)
     ax.set_xlim(-0.6, width_units - 0.4)
     ax.set_ylim(height_units - 0.4, -1.5 if xr else -0.6)
     ax.set_axis_off()
     ax.set_title(title or f"blockDim = ({bx}, {by}): {by} row(s) of {bx} threads, {bx * by} threads = "
                  f"{n_warps} warp(s) of 32\na thick line marks where a warp starts; each row's warps "
-                 f"(wN) are listed at its left", fontsize=8.5)
+                 f"(wN) are listed at its left", fontsize=8.5, y=1.0)
     # Up to 8 warps the legend names each colour; beyond, colours come round again and the warp ids
     # (row labels, and in the cells) say which warp is which.
     keys = [Patch(facecolor=WARP_COLORS[w], edgecolor="#888888", label=f"warp {w}")
@@ -346,7 +352,8 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
                  Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
                        label="undefined")]
     if keys:
-        fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
+        figures.stamped_legend(fig, keys, ("block_grid", n_warps <= len(WARP_COLORS) and n_warps, bool(results)),
+                               loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
     if source_label:
         fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
     return fig

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.collections import PolyCollection
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -182,52 +183,95 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
 def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None) -> Figure:
     """Which lanes of each warp executed the add at each step of ``version``'s tree (warps stacked,
     32 lanes per row), measured on the SIMT machine. Filled: working; grey: idle. A red tick marks
-    a divergent warp (some lanes in the branch, some not)."""
+    a divergent warp (some lanes in the branch, some not).
+
+    One panel per step, four to a row, lane numbers under the bottom panel of each column and warp
+    numbers left of each row; a warp's row is 0.16 inch high up to 8 warps, and the panel grows by
+    0.04 inch a warp beyond (square lanes at 32 warps).
+
+    Speed (the ladder explorer draws the map of every version and block it is asked for): the
+    figure is one Axes measured in inches; the working lanes are rectangles in one collection (a run
+    of working lanes repeated in consecutive warps is one rectangle), and the labels are drawn from
+    stamps (:class:`helpers.viz.lanes.LaneTexts`). An Axes per panel, with its ticks, and an image
+    per panel, resampled at every drawing, cost more than the rest of the refresh.
+    """
+    from helpers.viz.lanes import LaneTexts, add_text, stamped_legend
+
     steps = reduce_maps.tree_steps(version, block)[:max_steps]
     active = reduce_maps.active_lanes(version, block)[: len(steps)]
     divergent = reduce_maps.divergent_warps(version, block)[: len(steps)]
+    lanes = reduce_maps.WARP
     cols = min(4, len(steps))
     rows = -(-len(steps) // cols)
-    warps = block // reduce_maps.WARP
-    fig, axes = plt.subplots(rows, cols, figsize=(style.FIG_WIDTH, rows * (0.5 + 0.16 * warps) + 0.4),
-                             squeeze=False)
-    cmap = ListedColormap([_IDLE, _WORK])
-    for k, ax in enumerate(axes.flat):
-        if k >= len(steps):
-            ax.axis("off")
-            continue
-        ax.imshow(active[k].astype(int), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+    warps = block // lanes
+    top, bottom, gap = 0.75, 0.7, 0.32      # inches above the first row, below the last, between rows
+    ph = 0.16 * min(warps, 8) + 0.04 * max(warps - 8, 0)
+    width, height = style.FIG_WIDTH, top + bottom + rows * ph + (rows - 1) * gap
+    left, right = 0.045 * width, 0.985 * width
+    pw = (right - left) / (cols + 0.12 * (cols - 1))        # panels 0.12 of a panel apart
+    lane_w, warp_h = pw / lanes, ph / warps
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    ax.set_autoscale_on(False)
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    labels = LaneTexts(ax)
+    panels, working, tick_x, tick_y = [], [], [], []
+    for k in range(len(steps)):
+        row, col = divmod(k, cols)
+        x0, y1 = left + col * 1.12 * pw, height - top - row * (ph + gap)
+        panels.append(_box(x0, x0 + pw, y1 - ph, y1))
+        for (a, b), (w0, w1) in lane_runs(active[k]):
+            working.append(_box(x0 + a * lane_w, x0 + b * lane_w, y1 - w1 * warp_h, y1 - w0 * warp_h))
+        add_text(ax, x0 + pw / 2, y1 + 0.06, f"s = {steps[k].stride}: {int(active[k].sum())} working",
+                 va="bottom", fontsize=8)
         ticks = np.flatnonzero(divergent[k])
-        if ticks.size:   # one artist for all of a step's ticks: the ladder explorer redraws this figure
-            ax.plot(np.full(ticks.size, -1.2), ticks, ">", color=style.VERMILION, ms=4, clip_on=False)
-        ax.set_title(f"s = {steps[k].stride}: {int(active[k].sum())} working", fontsize=8)
+        tick_x += [x0 - 0.035] * ticks.size
+        tick_y += list(y1 - (ticks + 0.5) * warp_h)
         # Lane numbers under the bottom panel of each column, warp numbers left of each row: the
         # panels line up, and every label drawn costs the explorer time.
-        bottom = k + cols >= len(steps)
-        ax.set_xticks([0, 31] if bottom else [])
-        ax.set_yticks((range(warps) if warps <= 8 else [0, warps - 1]) if k % cols == 0 else [])
-        ax.tick_params(labelsize=6, length=0)
-        if bottom:
-            ax.set_xlabel("lane", fontsize=7)
-        if k % cols == 0:
-            ax.set_ylabel("warp", fontsize=7)
+        if k + cols >= len(steps):
+            for lane in (0, lanes - 1):
+                labels.add(x0 + (lane + 0.5) * lane_w, y1 - ph - 0.08, str(lane), fontsize=6, color=style.BLACK)
+            labels.add(x0 + pw / 2, y1 - ph - 0.22, "lane", fontsize=7, color=style.BLACK)
+        if col == 0:
+            for w in (range(warps) if warps <= 8 else (0, warps - 1)):
+                labels.add(x0 - 0.13, y1 - (w + 0.5) * warp_h, str(w), fontsize=6, color=style.BLACK)
+            labels.add(x0 - 0.3, y1 - ph / 2, "warp", fontsize=7, color=style.BLACK, rotation=90)
+    ax.add_collection(PolyCollection(panels, facecolors=_IDLE, edgecolors="none", antialiased=False, zorder=1),
+                      autolim=False)
+    ax.add_collection(PolyCollection(working, facecolors=_WORK, edgecolors="none", antialiased=False, zorder=2),
+                      autolim=False)
+    ax.add_collection(PolyCollection(panels, facecolors="none", edgecolors=style.BLACK, linewidths=0.8, zorder=3),
+                      autolim=False)
+    if tick_x:   # one artist for every divergence tick
+        ax.plot(tick_x, tick_y, ">", color=style.VERMILION, ms=4, clip_on=False)
     handles = [Patch(color=_WORK, label="working"), Patch(color=_IDLE, label="idle"),
                Patch(color=style.VERMILION, label="divergent warp (tick)")]
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    stamped_legend(fig, handles, ("ladder.lanes_figure",), loc="lower center", ncol=len(handles), fontsize=8,
+                   frameon=False)
     fig.suptitle(f"reduce_{version}<{block}>: who works at each step (measured: SIMT machine, one block)",
                  fontsize=11)
-    _fixed_margins(fig, rows, top=0.75, bottom=0.7, gap=0.32)
     return fig
 
 
-def _fixed_margins(fig: Figure, rows: int, *, top: float, bottom: float, gap: float) -> None:
-    """Subplot margins in inches (above the first row, below the last, between rows), instead of
-    ``tight_layout``: that layout pass costs about as much as drawing the figure, and makes every
-    ``savefig`` draw it twice; a widget refresh waits for both."""
-    height = fig.get_size_inches()[1]
-    panel = max((height - top - bottom - gap * (rows - 1)) / rows, 0.1)
-    fig.subplots_adjust(left=0.045, right=0.985, bottom=bottom / height, top=1 - top / height, wspace=0.12,
-                        hspace=gap / panel)
+def _box(x0: float, x1: float, y0: float, y1: float) -> list[tuple[float, float]]:
+    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+
+
+def lane_runs(working: np.ndarray) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The working lanes of a (warps, 32) map as rectangles: ((first lane, last lane + 1), (first
+    warp, last warp + 1)), a run of lanes that repeats in consecutive warps being one rectangle."""
+    out, open_ = [], {}
+    for w, row in enumerate(np.vstack([working, np.zeros((1, working.shape[1]), bool)])):
+        edges = np.flatnonzero(np.diff(np.r_[0, row.astype(np.int8), 0]))
+        runs = set(zip(edges[::2].tolist(), edges[1::2].tolist()))
+        for run in [r for r in open_ if r not in runs]:
+            out.append((run, (open_.pop(run), w)))
+        for run in runs - open_.keys():
+            open_[run] = w
+    return sorted(out, key=lambda r: (r[1], r[0]))
 
 
 def bank_conflicts_figure(versions: Sequence[str] = ("v1", "v2"), block: int = 256) -> Figure:

@@ -204,16 +204,21 @@ class LaneTexts(Artist):
     for each text; :meth:`items` reads them back.
     """
 
-    def __init__(self, ax: Axes, zorder: float = 4) -> None:
+    def __init__(self, ax: Axes, zorder: float = 4, transform: Any = None) -> None:
+        """``transform``: what (x, y) are in (default: the data coordinates of ``ax``)."""
         super().__init__()
-        self._items: list[tuple[float, float, str, float, str, float]] = []
+        self._items: list[tuple[float, float, str, float, str, float, str, float]] = []
         self.set_zorder(zorder)
         self.set_clip_on(False)
+        if transform is not None:
+            self.set_transform(transform)
         ax.add_artist(self)
 
-    def add(self, x: float, y: float, s: str, *, fontsize: float, color: str, rotation: float = 0) -> None:
-        """Write ``s`` centred on (x, y), in data coordinates."""
-        self._items.append((float(x), float(y), s, fontsize, color, rotation))
+    def add(self, x: float, y: float, s: str, *, fontsize: float, color: str, rotation: float = 0,
+            ha: str = "center", linespacing: float = 1.2) -> None:
+        """Write ``s`` centred on (x, y), in data coordinates (``ha="right"``: ending at x); lines of a
+        text with newlines ``linespacing`` font sizes apart."""
+        self._items.append((float(x), float(y), s, fontsize, color, rotation, ha, linespacing))
 
     def items(self) -> list[tuple[float, float, str]]:
         """(x, y, text) of every text, in the order added."""
@@ -223,15 +228,16 @@ class LaneTexts(Artist):
         if not self.get_visible() or not self._items:
             return
         if not isinstance(renderer, RendererAgg):
-            for x, y, s, size, color, rotation in self._items:
-                text = _centred_text(x, y, s, size, color, rotation, transform=self.get_transform())
+            for x, y, s, size, color, rotation, ha, spacing in self._items:
+                text = _centred_text(x, y, s, size, color, rotation, transform=self.get_transform(), ha=ha,
+                                     linespacing=spacing)
                 text.set_figure(self.get_figure(root=False))
                 text.draw(renderer)
             return
         xy = self.get_transform().transform(np.array([(x, y) for x, y, *_ in self._items]))
         gc = renderer.new_gc()
-        for (px, py), (_, _, s, size, color, rotation) in zip(xy, self._items):
-            image, dx, dy = _centred_stamp(s, size, color, rotation, renderer.dpi)
+        for (px, py), (_, _, s, size, color, rotation, ha, spacing) in zip(xy, self._items):
+            image, dx, dy = _centred_stamp(s, size, color, rotation, renderer.dpi, ha=ha, linespacing=spacing)
             if image is not None and np.isfinite(px) and np.isfinite(py):
                 renderer.draw_image(gc, round(px - dx), round(py - dy), image)
         gc.restore()
@@ -245,15 +251,18 @@ class LabelText(Text):
 
     LABEL = {"facecolor": "white", "edgecolor": "none", "pad": 0.8}
 
-    def __init__(self, x: float, y: float, s: str, *, fontsize: float, color: str, zorder: float = 4) -> None:
+    def __init__(self, x: float, y: float, s: str, *, fontsize: float, color: str, zorder: float = 4,
+                 pad: float = 0.8) -> None:
+        """``pad``: the label's margin around the text, in font sizes."""
         super().__init__(x, y, s, fontsize=fontsize, color=color, ha="center", va="center", zorder=zorder,
-                         bbox=dict(self.LABEL))
+                         bbox={**self.LABEL, "pad": pad})
+        self.pad = pad
 
     def draw(self, renderer: Any) -> None:
         if not self.get_visible() or not isinstance(renderer, RendererAgg):
             return super().draw(renderer)
         image, dx, dy = _centred_stamp(self.get_text(), self.get_fontsize(), str(self.get_color()), 0, renderer.dpi,
-                                       labelled=True)
+                                       label_pad=self.pad)
         x, y = self.get_transform().transform(self.get_unitless_position())
         if image is not None and np.isfinite(x) and np.isfinite(y):
             gc = renderer.new_gc()
@@ -263,33 +272,56 @@ class LabelText(Text):
 
 
 def _centred_text(x: float, y: float, s: str, fontsize: float, color: str, rotation: float, **kw: Any) -> Text:
-    return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, ha="center", va="center", **kw)
+    return Text(x, y, s, fontsize=fontsize, color=color, rotation=rotation, **{"ha": "center", "va": "center", **kw})
 
 
 _STAMPS: dict[tuple, tuple[Optional[np.ndarray], float, float]] = {}
 MAX_STAMPS = 4096    # bounded memory: the cache starts again when full
+_STAMP_FIGURES: dict[float, Figure] = {}
 
 
-def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float, labelled: bool = False
+def _stamp_figure(dpi: float) -> Figure:
+    """The figure a stamp's text belongs to while it is drawn alone (one per dpi: making a Figure
+    costs more than drawing a short text)."""
+    fig = _STAMP_FIGURES.get(dpi)
+    if fig is None:
+        fig = _STAMP_FIGURES[dpi] = Figure(dpi=dpi)
+    return fig
+
+
+def _centred_stamp(s: str, fontsize: float, color: str, rotation: float, dpi: float,
+                   label_pad: Optional[float] = None, ha: str = "center", linespacing: float = 1.2
                    ) -> tuple[Optional[np.ndarray], float, float]:
-    """``s`` rendered alone, centred (on a white label if ``labelled``): (RGBA image, bottom row first;
-    (dx, dy) from the image's bottom-left corner to the anchor), or (None, 0, 0) without ink."""
-    key = (s, fontsize, color, rotation, dpi, labelled)
+    """``s`` rendered alone, centred (on a white label ``label_pad`` font sizes wider if given;
+    ``ha="right"``: ending at the anchor): (RGBA image, bottom row first; (dx, dy) from the image's
+    bottom-left corner to the anchor), or (None, 0, 0) without ink."""
+    key = (s, fontsize, color, rotation, dpi, label_pad, ha, linespacing)
     stamp = _STAMPS.get(key)
     if stamp is None:
-        side = int(2.5 * (len(s) + 2) * fontsize * dpi / 72) + 8
-        canvas = RendererAgg(side, side, dpi)
-        alone = _centred_text(side / 2, side / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
-                              bbox=dict(LabelText.LABEL) if labelled else None)
-        alone.set_figure(Figure(dpi=dpi))
+        # The anchor at the centre of a canvas that holds the text on every side of it (either
+        # alignment): a character is at most an em wide, a line ``linespacing`` ems high; a square
+        # for a rotated text.
+        lines = s.split("\n")
+        pad = 2 * (label_pad or 0)
+        across, up = max(map(len, lines)) + 2 + pad, len(lines) * linespacing + 1 + pad
+        if rotation % 180:
+            across = up = max(across, up)
+        em = fontsize * dpi / 72
+        w, h = int(2 * across * em) + 8, int(2 * up * em) + 8
+        canvas = MetricsRenderer(w, h, dpi)
+        alone = _centred_text(w / 2, h / 2, s, fontsize, color, rotation, transform=IdentityTransform(),
+                              bbox=None if label_pad is None else {**LabelText.LABEL, "pad": label_pad}, ha=ha,
+                              linespacing=linespacing)
+        alone.set_figure(_stamp_figure(dpi))
         Text.draw(alone, canvas)
         pixels = np.asarray(canvas.buffer_rgba())
-        rows, cols = np.nonzero(pixels[..., 3])
+        ink = pixels[..., 3] != 0
+        rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
         if rows.size == 0:
             stamp = (None, 0.0, 0.0)
         else:
-            top, bottom, left, right = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
-            stamp = (pixels[top:bottom, left:right][::-1].copy(), side / 2 - left, side / 2 - (side - bottom))
+            top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+            stamp = (pixels[top:bottom, left:right][::-1].copy(), w / 2 - left, h / 2 - (h - bottom))
         if len(_STAMPS) >= MAX_STAMPS:
             _STAMPS.clear()
         _STAMPS[key] = stamp
@@ -480,17 +512,25 @@ def _legend(fig: Figure, keys: Sequence[str], *, width: Optional[int] = None, la
     if width is not None and width < LANES:
         handles.append(Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
                              label=f"width-{width} segments (shaded)"))
-    legend = _StampedLegend(fig, handles, [h.get_label() for h in handles], loc="center", bbox_to_anchor=(0.5, y),
-                            bbox_transform=fig.transSubfigure, ncol=min(len(handles), 5), fontsize=7, frameon=False,
-                            handlelength=1.6, columnspacing=1.2)
-    legend.stamp_key = (tuple(keys), width, lane_label, y)
+    stamped_legend(fig, handles, ("lanes", tuple(keys), width, lane_label, y), loc="center", bbox_to_anchor=(0.5, y),
+                   ncol=min(len(handles), 5), fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
+
+
+def stamped_legend(fig: Figure, handles: Sequence[Artist], key: tuple, **kw: Any) -> Legend:
+    """A figure legend of ``handles`` (their labels), placed by ``kw`` in figure coordinates, that Agg
+    draws from a stamp: ``key`` must name everything the legend's look depends on besides the figure's
+    size and dpi (equal keys, equal legends), e.g. a module name and the legend's entries."""
+    legend = _StampedLegend(fig, handles, [h.get_label() for h in handles], bbox_transform=fig.transSubfigure, **kw)
+    legend.stamp_key = key
     fig.legends.append(legend)
+    return legend
 
 
 class _StampedLegend(Legend):
     """A legend of this module's figures that Agg draws from a stamp: the same legend (keys, width,
-    label, place, figure size, dpi) drawn once and reused. Speed: laying out a legend costs a lane
-    figure about 30 ms per drawing, and the explorers draw a few legends again and again."""
+    label, place, anchor size, dpi) drawn once and reused, placed from its anchor, so that figures
+    of other heights share it. Speed: laying out a legend costs a lane figure about 30 ms per
+    drawing, and the explorers draw a few legends again and again."""
 
     _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
     MAX_STAMPS = 256
@@ -499,10 +539,12 @@ class _StampedLegend(Legend):
     def draw(self, renderer: Any) -> None:
         if not self.get_visible() or not isinstance(renderer, RendererAgg) or not self.stamp_key:
             return super().draw(renderer)
-        size = (int(renderer.width), int(renderer.height))
-        key = (self.stamp_key, size, renderer.dpi)
+        anchor = self.get_bbox_to_anchor()
+        ax, ay = round(anchor.x0), round(anchor.y0)
+        key = (self.stamp_key, round(anchor.width), round(anchor.height), renderer.dpi)
         stamp = self._stamps.get(key)
         if stamp is None:
+            size = (int(renderer.width), int(renderer.height))
             scratch = StampRenderer(*size, renderer.dpi)   # the labels' texts come from stamps too
             super().draw(scratch)
             pixels = np.asarray(scratch.buffer_rgba())
@@ -512,14 +554,15 @@ class _StampedLegend(Legend):
             else:
                 cols = np.flatnonzero(pixels[rows[0]:rows[-1] + 1, :, 3].any(axis=0))
                 image = pixels[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1][::-1].copy()
-                stamp = (image, int(cols[0]), size[1] - int(rows[-1]) - 1)   # bottom-left corner, from the bottom
+                # its bottom-left corner, counted from the anchor's (pixels from the bottom)
+                stamp = (image, int(cols[0]) - ax, size[1] - int(rows[-1]) - 1 - ay)
             if len(self._stamps) >= self.MAX_STAMPS:
                 self._stamps.clear()
             self._stamps[key] = stamp
         image, x, y = stamp
         if image is not None:
             gc = renderer.new_gc()
-            renderer.draw_image(gc, x, y, image)
+            renderer.draw_image(gc, ax + x, ay + y, image)
             gc.restore()
         self.stale = False
 
@@ -541,23 +584,13 @@ def set_title(ax: Axes, title: str) -> None:
     ax.set_title(title, fontsize=9, color=style.BLACK, y=1.0)
 
 
-class StampRenderer(RendererAgg):
-    """An Agg renderer that draws text from cached bitmaps ("stamps") and caches text metrics,
-    across every figure it renders.
-
-    Speed: text is most of the drawing time of every explorer's figure. Matplotlib lays out and
-    rasterises each glyph of each text at each drawing, and keeps its metrics cache per renderer,
-    which is new for every figure; the explorers draw the same lane numbers, values, labels, titles
-    and legends again and again. A stamp is one line of text rendered alone (same string, font,
-    size, angle, colour and dpi), cropped, and drawn with ``draw_image`` at the text's anchor
-    rounded to a whole pixel: at most half a pixel from where Agg would put it, under the same clip.
-    Math text is drawn as Agg draws it; other renderers (SVG, PDF) never see stamps.
-    """
+class MetricsRenderer(RendererAgg):
+    """An Agg renderer whose text metrics are cached across every renderer of this class: laying
+    out a text asks for them several times, and a new renderer (a figure's, or the scratch canvas a
+    stamp is drawn on) would otherwise measure every string again."""
 
     _metrics: dict[tuple, tuple[float, float, float]] = {}
-    _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
     MAX_ENTRIES = 8192     # bounded memory: a cache starts again when full
-    MAX_CHARS = 40
 
     def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> tuple[float, float, float]:
         if ismath:
@@ -570,18 +603,41 @@ class StampRenderer(RendererAgg):
             found = self._metrics[key] = super().get_text_width_height_descent(s, prop, ismath)
         return found
 
+
+class StampRenderer(MetricsRenderer):
+    """An Agg renderer that draws text from cached bitmaps ("stamps") and caches text metrics,
+    across every figure it renders.
+
+    Speed: text is most of the drawing time of every explorer's figure. Matplotlib lays out and
+    rasterises each glyph of each text at each drawing, and keeps its metrics cache per renderer,
+    which is new for every figure; the explorers draw the same lane numbers, values, labels, titles
+    and legends again and again. A stamp is one line of text rendered alone (same string, font,
+    size, angle, colour and dpi), cropped, and drawn with ``draw_image`` at the text's anchor
+    rounded to a whole pixel: at most half a pixel from where Agg would put it, under the same clip.
+    Math text is drawn as Agg draws it; other renderers (SVG, PDF) never see stamps.
+    """
+
+    _stamps: dict[tuple, tuple[Optional[np.ndarray], int, int]] = {}
+    _stamp_bytes = [0]     # what the stamps hold, in bytes
+    MAX_BYTES = 64 << 20   # the stamps start again when full (MAX_ENTRIES) or past this
+    MAX_CHARS = 200        # titles and footers too: many are drawn again (a footer, the line under a title)
+
     def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
                   mtext: Any = None) -> None:
         shaped = mtext is not None and any(getattr(mtext, f, lambda: None)() for f in ("get_fontfeatures", "get_language"))
-        if ismath or shaped or len(s) > self.MAX_CHARS:   # a long line (a title) is seldom drawn twice
+        if ismath or shaped or len(s) > self.MAX_CHARS:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         key = (s, hash(prop), angle, tuple(gc.get_rgb()), gc.get_alpha(), gc.get_forced_alpha(),
                gc.get_antialiased(), self.dpi)
         stamp = self._stamps.get(key)
         if stamp is None:
-            if len(self._stamps) >= self.MAX_ENTRIES:
+            stamp = self._stamp(gc, s, prop, angle)
+            size = 0 if stamp[0] is None else stamp[0].nbytes
+            if len(self._stamps) >= self.MAX_ENTRIES or self._stamp_bytes[0] + size > self.MAX_BYTES:
                 self._stamps.clear()
-            stamp = self._stamps[key] = self._stamp(gc, s, prop, angle)
+                self._stamp_bytes[0] = 0
+            self._stamps[key] = stamp
+            self._stamp_bytes[0] += size
         image, left, top = stamp
         if image is not None and np.isfinite(x) and np.isfinite(y):
             # Agg clips text to the clip rectangle only, not to a clip path: so does the stamp.
@@ -602,7 +658,7 @@ class StampRenderer(RendererAgg):
         else:            # any angle stays inside
             reach = int(w + h) + pad
             size, (ax, ay) = (2 * reach, 2 * reach), (reach, reach)
-        scratch = RendererAgg(*size, self.dpi)
+        scratch = MetricsRenderer(*size, self.dpi)
         alone = scratch.new_gc()
         alone.copy_properties(gc)
         alone.set_clip_rectangle(None)

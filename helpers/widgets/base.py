@@ -31,7 +31,6 @@ from helpers.engine import backend as _backend
 from helpers.viz import lanes as figures
 from helpers.viz import style
 
-PNG_DPI = 100     # "undef" in a lane box stays legible at 100 dpi
 MEMO_SIZE = 32    # settings an explorer keeps rendered: going back to one shows it at once
 
 # What produced a figure, in the words the explorers and figure footers use.

@@ -537,10 +537,28 @@ def _live_line(version: str, block: int, n: int) -> str:
         return f"  live timing unavailable: {type(exc).__name__}: {exc}"
 
 
+def measure_ladder_maps() -> None:
+    """Run the SIMT machine on one block of every (version, block) the ladder explorer offers, so
+    that its first look at each is only drawn (25 settings; about a second of CPU, once per
+    process: :mod:`helpers.topics.reduce_maps` keeps what it measured). A setting the machine
+    cannot measure is left for the view, which says why."""
+    for version in LADDER_VERSIONS:
+        for block in LADDER_BLOCKS:
+            try:
+                reduce_maps.measure(version, block)
+                reduce_maps.shared_traffic(version, block)
+                reduce_maps.barriers(version, block)
+            except (ValueError, RuntimeError):
+                continue
+
+
 def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[bool] = None) -> Any:
     """An ipywidgets VBox: version, block size and n = 2^k; shows :func:`ladder_view` (the lanes map,
     the table, or a red message). ``live`` defaults to True where a GPU is in use (a checkbox then
-    lets the learner time the choice). ``.controls`` maps the names to the widgets."""
+    lets the learner time the choice). ``.controls`` maps the names to the widgets.
+
+    Speed: every setting's machine run is done while the explorer is built
+    (:func:`measure_ladder_maps`), and each lanes map is drawn once, the first time it is shown."""
     import ipywidgets as w
 
     notice = ""
@@ -560,6 +578,8 @@ def ladder_explorer(results: Optional[dict[str, Any]] = None, live: Optional[boo
 
     def view(version: str, block: int, log2_n: int, time_it: bool) -> View:
         return ladder_view(version, block, log2_n, results, live=bool(live and time_it))
+
+    measure_ladder_maps()
 
     return explorer.build(controls, layout, view, "<b>Ladder explorer</b>: who works at each step of the block tree.",
                           notice=notice, remember=not live)
