@@ -108,16 +108,17 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
     return r
 
 
-# The machine keeps the state of a launch (about 40 kB a warp: registers, definedness shadows, race
-# records; measured with tracemalloc) for the next launch of the same shape, one per kernel and
-# launch size. Launches of 256 warps keep that near 11 MB a kernel (compare_methods runs five) and
-# already share out most of the per-launch cost (measured: 100 us a warp at 64 warps a launch, 42
-# at 256, 35 at 833); at most params.CHUNK_WARPS.
-_LAUNCH_WARPS = 256
+# The machine keeps about 40 kB per warp of a launch (registers, definedness shadows, race records;
+# measured with tracemalloc), some 300 times a warp's int32 values, and keeps that state for the
+# next launch of the same shape: one per kernel and launch size. Launches of at most n_warps / 1200
+# warps keep it near a quarter of the input; at most 256 warps, near 11 MB a kernel however large
+# the input (compare_methods runs five kernels); at least 64 warps a launch bound the per-launch
+# cost (measured: 100 us a warp at 64 warps a launch, 42 at 256, 35 at 833).
+_MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 256
 
 
 def _chunks(n_warps: int) -> list[slice]:
-    size = min(params.CHUNK_WARPS, _LAUNCH_WARPS)
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, _MAX_LAUNCH_WARPS, n_warps // 1200))
     return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
 
 
