@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from helpers import data
 from helpers.engine import kernels
 from helpers.topics import block_reduce as br
 from helpers.topics.launch import launch
 from helpers.engine.trace import Trace
 from helpers.recording import record_reduce as rr
+from recordings import needs
 from helpers.topics.warp_reduce import BITWISE_OPS, OPS
 
 EMU = "emulator"
@@ -151,7 +151,7 @@ def test_block_trace_is_drawn_from_the_machine_trace() -> None:
 def test_machine_racecheck_matches_the_recorded_verdicts() -> None:
     """Racecheck on a laptop: for every launch compute-sanitizer watched on the H200, the machine finds a
     race exactly where racecheck reported one."""
-    rec = _needs("sanitizer_block")
+    rec = needs("sanitizer_block")
     for kernel, x, y in rr.SANITIZER_RUNS:
         verdicts = {r["outcome"] for r in rec["runs"]
                     if r["tool"] == "racecheck" and (r["kernel"], tuple(r["block"])) == (kernel, (x, y))}
@@ -279,14 +279,8 @@ def test_sanitizer_targets_are_valid() -> None:
 
 # ---------------------------------------------------------------- the H200 recordings
 
-def _needs(name: str) -> dict:
-    if not data.exists(name):
-        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.recording.record on a GPU writes it)")
-    return data.load(name)
-
-
 def test_machine_reproduces_recorded_blocks() -> None:
-    rec = _needs("block_reduce")
+    rec = needs("block_reduce")
     names = {c["name"] for c in rec["cases"]}
     assert names == {c["name"] for c in rr.block_cases()}
     for c in rec["cases"]:
@@ -298,7 +292,7 @@ def test_machine_reproduces_recorded_blocks() -> None:
 
 
 def test_recorded_seed_facts() -> None:
-    cases = {c["name"]: c for c in _needs("block_reduce")["cases"]}
+    cases = {c["name"]: c for c in needs("block_reduce")["cases"]}
     assert cases["seed_sum_48_ones"]["result"][0][0] == 32
     assert cases["seed_x_96x2_ones"]["result"][0][0] == 128
     assert set(cases["seed_y_32x3_ones"]["result"][0]) == {2}
@@ -306,7 +300,7 @@ def test_recorded_seed_facts() -> None:
 
 
 def test_recorded_sanitizer_outcomes() -> None:
-    runs = _needs("sanitizer_block")["runs"]
+    runs = needs("sanitizer_block")["runs"]
     assert {(r["kernel"], tuple(r["block"]), r["tool"]) for r in runs} == \
         {(k, (x, y), t) for k, x, y in rr.SANITIZER_RUNS for t in rr.SANITIZER_TOOLS}
     if all("report" in r for r in runs):   # recorded since report modes were: one run per job

@@ -67,6 +67,44 @@ def test_1_results_keep_no_trace_and_stay_within_twice_the_input() -> None:
     assert np.array_equal(wr.warp_reduce_sum(v, backend=EMU), wr.reference(v, "sum"))
 
 
+def _owned_bytes(*arrays: np.ndarray) -> int:
+    """Bytes the arrays hold of their own (a broadcast view of one row or column holds almost none)."""
+    bases = {id(a.base if a.base is not None else a): a.base if a.base is not None else a for a in arrays}
+    return sum(b.nbytes for b in bases.values())
+
+
+def test_1_shuffles_keep_what_every_warp_shares_as_one_row() -> None:
+    n = 3 * params.CHUNK_WARPS + 5
+    v = np.random.default_rng(4).integers(-100, 100, (n, 32)).astype(np.int32)
+    r = warp.shfl_down(v, 3, backend=EMU)
+    assert r.src_lane.dtype == np.int8 and r.src_lane.strides[0] == r.defined.strides[0] == r.state.strides[0] == 0
+    assert _owned_bytes(r.src_lane, r.defined, r.state) < 1024 and r.defined.all()
+    src = v & 31
+    r = warp.shfl_idx(v, src, backend=EMU)              # one source per lane: int8, a quarter of the values
+    assert r.src_lane.nbytes == v.nbytes // 4 and np.array_equal(r.values, np.take_along_axis(v, src, axis=1))
+    # a chunk that is not converged after converged ones: the rows become per-warp arrays, the same answers
+    active = np.ones((n, 32), bool)
+    active[-1, 5] = False
+    r = warp.shfl_down(v, 1, active=active, exited=~active, backend=EMU)
+    one = warp.shfl_down(v[-1], 1, active=active[-1], exited=~active[-1], backend=EMU)
+    assert r.defined[:-1].all() and np.array_equal(r.defined[-1], one.defined)
+    assert np.array_equal(r.src_lane[-1], one.src_lane) and (r.src_lane[0] == np.minimum(np.arange(32) + 1, 31)).all()
+    assert r.state[-1, 5] == emulator.EXITED and (r.state[:-1] == emulator.CALLING).all()
+
+
+def test_1_compare_methods_keeps_each_answer_once() -> None:
+    v = np.random.default_rng(5).integers(-100, 100, (2048, 32)).astype(np.int32)
+    res = wr.compare_methods(v, backend=EMU)
+    assert len({id(r.expected) for r in res.values()}) == 1               # one reference for all methods
+    arrays = [a for r in res.values() for a in (r.lane_values, r.defined, r.holders, r.expected)]
+    # the shuffle-down tree's lanes (every lane holds its own partial) and a column per other method
+    assert _owned_bytes(*arrays) <= 1.25 * v.nbytes, _owned_bytes(*arrays) / v.nbytes
+    cub = res["cub"]
+    assert cub.lane_values.shape == (2048, 1) and cub.values.shape == (2048, 32)
+    assert (cub.values[:, 1:] == 0).all() and not cub.defined[:, 1:].any() and cub.correct
+    assert np.array_equal(cub.result[:, 0], wr.reference(v, "sum"))
+
+
 def test_1_sizes_beyond_the_limits_are_refused_with_the_limit() -> None:
     too_many = np.broadcast_to(np.int32(1), (params.MAX_WARPS + 1, 32))     # no memory: a broadcast view
     with pytest.raises(ValueError, match=r"at most MAX_WARPS = 2,097,152"):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import data
 from helpers.engine import kernels
 from helpers.topics import warp_reduce as wr
 from helpers.engine.trace import Trace
+from recordings import needs
+from warp_reduce_cases import tree_configs
 
 EMU = "emulator"
 RNG = np.random.default_rng(2026)
@@ -25,15 +26,11 @@ def _values(dtype: str, shape=(3, 32)) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "float32"])
 @pytest.mark.parametrize("op", wr.OPS)
 def test_trees_match_numpy(op: str, dtype: str) -> None:
-    if op in wr.BITWISE_OPS and dtype == "float32":
-        pytest.skip("bitwise operators are for integers")
     v = _values(dtype)
-    for tree in wr.TREES:
-        for width in (1, 2, 4, 8, 16, 32):
-            for n_valid in sorted({1, max(1, width // 2 + 1), width}):
-                r = wr.warp_reduce(v, op, width, tree, n_valid, backend=EMU)
-                assert r.correct, (tree, width, n_valid)
-                assert r.defined.all()
+    for tree, width, n_valid in tree_configs(op, dtype, lambda width: {1, max(1, width // 2 + 1), width}):
+        r = wr.warp_reduce(v, op, width, tree, n_valid, backend=EMU)
+        assert r.correct, (tree, width, n_valid)
+        assert r.defined.all()
 
 
 def test_who_holds_the_result() -> None:
@@ -180,14 +177,8 @@ def test_anchors_exist() -> None:
 
 # ---------------------------------------------------------------- the H200 recordings
 
-def _needs(name: str) -> dict:
-    if not data.exists(name):
-        pytest.skip(f"data/{name}.json not recorded yet (python -m helpers.recording.record on a GPU writes it)")
-    return data.load(name)
-
-
 def test_emulator_reproduces_recorded_traces() -> None:
-    rec = _needs("warp_reduce_traces")
+    rec = needs("warp_reduce_traces")
     assert rec["traces"]
     for name, entry in rec["traces"].items():
         cfg = dict(entry["config"])
@@ -196,7 +187,7 @@ def test_emulator_reproduces_recorded_traces() -> None:
 
 
 def test_emulator_reproduces_recorded_methods() -> None:
-    rec = _needs("warp_reduce_traces")
+    rec = needs("warp_reduce_traces")
     for name, entry in rec["methods"].items():
         v = np.asarray(entry["config"]["values"], dtype=entry["config"]["dtype"])
         emulated = wr.compare_methods(v, entry["config"]["op"], backend=EMU)

@@ -56,10 +56,13 @@ class ShuffleResult:
 
     values:   the value received; 0 where ``defined`` is False (read it only where defined).
     src_lane: the lane it was (or, where undefined, would be) read from (the caller's own lane when
-              it kept its value), -1 for a lane that did not call.
+              it kept its value), -1 for a lane that did not call; int8 (a lane number fits).
     defined:  True where the Programming Guide defines the result.
     state:    each lane's state (:data:`EXITED`, :data:`CALLING`, :data:`ELSEWHERE`), or None when
               unknown (results read back from a recording).
+
+    What is the same for every warp (the source lanes of one delta, ``defined`` and ``state`` of a
+    converged call) is one row broadcast over the warps: a read-only view, not a copy per warp.
     call_defined: per warp, False when the call itself is undefined (its mask names a lane that is
               alive elsewhere); None when unknown.
     """
@@ -134,7 +137,8 @@ def _in_chunks(fn: _F) -> _F:
 
     Every array argument of the functions below is per warp (axis 0 is the warp), and every warp's
     answer depends on that warp alone, so splitting changes nothing but the size of the temporaries
-    (a (chunk, 32, 32) comparison in :func:`match_any`, not an (n_warps, 32, 32) one).
+    (a (chunk, 32, 32) comparison in :func:`match_any`, not an (n_warps, 32, 32) one). A part that
+    is one row broadcast over its warps, the same row in every chunk, stays one broadcast row.
     """
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -143,16 +147,33 @@ def _in_chunks(fn: _F) -> _F:
         if n <= CHUNK_WARPS:
             return fn(*args, **kwargs)
         cut = lambda a, s: a[s] if isinstance(a, np.ndarray) and a.ndim else a  # noqa: E731
-        out: Any = None
+        out: dict[str, Any] = {}
+        rows: dict[str, np.ndarray] = {}        # parts that have been one broadcast row so far
         for s in chunks(n):
             part = fn(*(cut(a, s) for a in args), **{k: cut(a, s) for k, a in kwargs.items()})
             parts = {f.name: getattr(part, f.name) for f in fields(part)} if is_dataclass(part) else {"": part}
-            if out is None:
-                out = {k: np.empty((n, *a.shape[1:]), a.dtype) for k, a in parts.items()}
             for k, a in parts.items():
+                if a is None:
+                    out[k] = None
+                    continue
+                if k in rows and _one_row(a) and np.array_equal(a[0], rows[k]):
+                    continue
+                if k not in out:
+                    if not s.start and _one_row(a):
+                        rows[k] = a[0]
+                        continue
+                    out[k] = np.empty((n, *a.shape[1:]), a.dtype)
+                    if k in rows:
+                        out[k][:s.start] = rows.pop(k)
                 out[k][s] = a
+        out.update({k: np.broadcast_to(row, (n, *row.shape)) for k, row in rows.items()})
         return type(part)(**out) if is_dataclass(part) else out[""]
     return run  # type: ignore[return-value]
+
+
+def _one_row(a: np.ndarray) -> bool:
+    """``a`` is one row broadcast over axis 0 (a read-only view that holds a single row)."""
+    return a.ndim > 1 and a.strides[0] == 0
 
 
 def mask_bits(mask: np.ndarray) -> np.ndarray:
@@ -266,17 +287,27 @@ def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.n
     j = source_lanes(mode, b[:1] if uniform else b, width)
     got = gather(values, j)
     if calling.all():   # everyone calls, so the call and every read are defined (the converged case)
-        return ShuffleResult(got, np.broadcast_to(j.astype(np.int32), values.shape), calling,
-                             state=np.full(values.shape, CALLING, np.int8), call_defined=ok)
+        return ShuffleResult(got, np.broadcast_to(j.astype(np.int8), values.shape), _lean(calling),
+                             state=_row(np.int8(CALLING), values.shape), call_defined=ok)
     source_calls = gather(calling, j)
     defined = calling & source_calls & ok[:, None]
     return ShuffleResult(
         values=np.where(defined, got, np.zeros((), values.dtype)),
-        src_lane=np.where(active, np.broadcast_to(j, values.shape), -1).astype(np.int32),
+        src_lane=np.where(active, np.broadcast_to(j, values.shape), -1).astype(np.int8),
         defined=defined,
         state=lane_state(active, exited),
         call_defined=ok,
     )
+
+
+def _row(x: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` in every lane of every warp: one row, broadcast (read-only)."""
+    return np.broadcast_to(np.full(shape[-1], x), shape)
+
+
+def _lean(calling: np.ndarray) -> np.ndarray:
+    """``calling`` as one broadcast row when every lane calls (the converged case), else itself."""
+    return _row(True, calling.shape) if calling.all() else calling
 
 
 @_in_chunks
@@ -321,7 +352,7 @@ def match_any(values: np.ndarray, mask: np.ndarray, active: np.ndarray,
     same = values[:, :, None] == values[:, None, :]
     same &= calling[:, None, :]          # in place: one (chunk, 32, 32) temporary, not two
     out = pack_bits(same.reshape(-1, LANES)).reshape(values.shape)
-    return LaneResult(np.where(calling, out, 0).astype(np.uint32), calling)
+    return LaneResult(np.where(calling, out, 0).astype(np.uint32), _lean(calling))
 
 
 @_in_chunks
@@ -343,7 +374,7 @@ def warp_reduce(op: str, values: np.ndarray, mask: np.ndarray, active: np.ndarra
     else:
         raise ValueError(f"op must be 'add', 'min' or 'max'; got {op!r}")
     out = np.where(calling, res[:, None], 0).astype(values.dtype)
-    return LaneResult(out, calling)
+    return LaneResult(out, _lean(calling))
 
 
 @_in_chunks

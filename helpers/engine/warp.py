@@ -62,7 +62,10 @@ class _Call:
         self.squeeze = arr.ndim == 1
         self.values = arr.reshape(-1, params.LANES)
         self.n_warps = self.values.shape[0]
-        act, gone = params.lane_states(active, exited, arr.shape)
+        if active is None and exited is None:   # converged: every lane calls, so one row says it
+            act, gone = np.broadcast_to(True, arr.shape), np.broadcast_to(False, arr.shape)
+        else:
+            act, gone = params.lane_states(active, exited, arr.shape)
         self.active, self.exited = act.reshape(self.values.shape), gone.reshape(self.values.shape)
         self.mask = params.mask(mask, self.n_warps)
 
@@ -73,7 +76,8 @@ class _Call:
         return a[0] if self.squeeze else a
 
     def shuffle_result(self, r: ShuffleResult) -> ShuffleResult:
-        return ShuffleResult(self.lanes(r.values), self.lanes(r.src_lane), self.lanes(r.defined),
+        src = r.src_lane.astype(np.int8, copy=False)       # one dtype on both backends
+        return ShuffleResult(self.lanes(r.values), self.lanes(src), self.lanes(r.defined),
                              self.lanes(r.state), self.warps(r.call_defined))
 
     def vote_result(self, r: VoteResult) -> VoteResult:
@@ -201,28 +205,23 @@ def _collective(kind: str, values: Any, mask: Any, active: Any, exited: Any, bac
     return LaneResult(call.lanes(r.values), call.lanes(r.defined))
 
 
-def match_any(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
-              backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
-    """``__match_any_sync`` (int32/uint32): per calling lane, the uint32 set of calling lanes with an equal value."""
-    return _collective("match_any", values, mask, active, exited, backend)
+def _collective_api(kind: str, name: str, doc: str) -> Callable[..., LaneResult]:
+    """The public function of one collective: the same parameters for all four, ``kind`` fixed."""
+    def call(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
+             backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
+        return _collective(kind, values, mask, active, exited, backend)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
 
 
-def reduce_add(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
-               backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
-    """``__reduce_add_sync`` (int32/uint32, compute capability 8.0+): every calling lane gets the sum, mod 2**32."""
-    return _collective("add", values, mask, active, exited, backend)
-
-
-def reduce_min(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
-               backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
-    """``__reduce_min_sync`` (int32/uint32, compute capability 8.0+)."""
-    return _collective("min", values, mask, active, exited, backend)
-
-
-def reduce_max(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
-               backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
-    """``__reduce_max_sync`` (int32/uint32, compute capability 8.0+)."""
-    return _collective("max", values, mask, active, exited, backend)
+match_any = _collective_api("match_any", "match_any", "``__match_any_sync`` (int32/uint32): per calling lane, "
+                            "the uint32 set of calling lanes with an equal value.")
+reduce_add = _collective_api("add", "reduce_add", "``__reduce_add_sync`` (int32/uint32, compute capability 8.0+): "
+                             "every calling lane gets the sum, mod 2**32.")
+reduce_min = _collective_api("min", "reduce_min", "``__reduce_min_sync`` (int32/uint32, compute capability 8.0+).")
+reduce_max = _collective_api("max", "reduce_max", "``__reduce_max_sync`` (int32/uint32, compute capability 8.0+).")
 
 
 def syncwarp(mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None) -> np.ndarray:

@@ -109,20 +109,25 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
 
 
 # The machine keeps about 40 kB per warp of a launch (registers, definedness shadows, race records;
-# measured with tracemalloc), some 300 times a warp's int32 values. Launches of at most
-# n_warps / 1200 warps keep that near a quarter of the input; at least 64 warps a launch bound the
-# per-launch cost, at most params.CHUNK_WARPS the memory of any one launch.
-_MIN_LAUNCH_WARPS = 64
+# measured with tracemalloc), some 300 times a warp's int32 values, and keeps that state for the
+# next launch of the same shape: one per kernel and launch size. Launches of at most n_warps / 1200
+# warps keep it near a quarter of the input; at most 256 warps, near 11 MB a kernel however large
+# the input (compare_methods runs five kernels); at least 64 warps a launch bound the per-launch
+# cost (measured: 100 us a warp at 64 warps a launch, 42 at 256, 35 at 833).
+_MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 256
 
 
 def _chunks(n_warps: int) -> list[slice]:
-    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, n_warps // 1200))
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, _MAX_LAUNCH_WARPS, n_warps // 1200))
     return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
 
 
-def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+def _run(k: _Kernel, v: np.ndarray, backend: Optional[str],
+         lanes: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
     """``k`` over every warp of ``v`` ((n_warps, 32)) in bounded launches (:func:`_chunks`): what each
-    thread wrote ((n_warps, per_warp), 0 where undefined) and where it is defined.
+    thread wrote ((n_warps, per_warp), 0 where undefined) and where it is defined. ``lanes``: keep
+    only the first ``lanes`` threads' outputs of each warp ((n_warps, lanes)), where the others
+    are not results.
 
     Results are kept lean, so that comparing several methods on many warps stays within a few
     times the input: where every thread of a warp wrote the same defined bits (the xor butterfly,
@@ -131,19 +136,20 @@ def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray,
     """
     n = v.shape[0]
     pos = len(k.scalars) + 1
-    uniform = k.per_warp > 1
+    keep = k.per_warp if lanes is None else lanes
+    uniform = keep > 1
     col = np.empty((n, 1), v.dtype)
     out: Optional[np.ndarray] = None
     row: Optional[np.ndarray] = None        # the definedness of every warp so far, while it is one row
     ok: Optional[np.ndarray] = None
     for s in _chunks(n):
         r = _launch(k, v[s], backend)
-        got = r.outputs[pos].reshape(-1, k.per_warp)
-        got_ok = r.defined(pos).reshape(-1, k.per_warp)
+        got = r.outputs[pos].reshape(-1, k.per_warp)[:, :keep]
+        got_ok = r.defined(pos).reshape(-1, k.per_warp)[:, :keep]
         got[~got_ok] = 0
         row = got_ok[0].copy() if row is None else row
         if ok is None and not (got_ok == row).all():
-            ok = np.empty((n, k.per_warp), bool)
+            ok = np.empty((n, keep), bool)
             ok[:s.start] = row
         if ok is not None:
             ok[s] = got_ok
@@ -151,13 +157,13 @@ def _run(k: _Kernel, v: np.ndarray, backend: Optional[str]) -> tuple[np.ndarray,
             col[s] = got[:, :1]
             continue
         if out is None:
-            out = np.empty((n, k.per_warp), v.dtype)
+            out = np.empty((n, keep), v.dtype)
             out[:s.start] = col[:s.start]
         uniform = False
         out[s] = got
     if out is None:
-        out = np.broadcast_to(col, (n, k.per_warp))
-    return out, np.broadcast_to(row, (n, k.per_warp)) if ok is None else ok
+        out = np.broadcast_to(col, (n, keep))
+    return out, np.broadcast_to(row, (n, keep)) if ok is None else ok
 
 
 # ---------------------------------------------------------------- traces from the machine
@@ -439,25 +445,41 @@ def warp_reduce_trace(values: Any, op: str = "sum", width: int = 32, tree: str =
 class WarpReduceResult:
     """What every lane returned from a warp reduction, and who holds the answer.
 
-    values:   (n_warps, 32) each lane's return value; 0 where ``defined`` is False.
+    values:   (n_warps, 32) each lane's return value; 0 where ``defined`` is False (a property:
+              see ``lane_values``).
+    lane_values: what is stored of ``values``: all of it, (n_warps, 32), or for a method whose
+              result is lane 0's alone (``cub``) that lane only, (n_warps, 1): the other lanes are
+              undefined and ``values`` gives them 0, built on each read.
     defined:  (n_warps, 32) the value is defined (no undefined read went into it, and the method
               defines a value there at all).
     holders:  (n_warps, 32) the lanes the method promises hold their segment's result.
     expected: (n_warps, 32 // width) NumPy's answer per segment (:func:`reference`).
+
+    What is the same for every warp or lane is a broadcast, read-only view (``defined`` and
+    ``holders`` are one row; the xor butterfly's and the libraries' ``values`` one column).
     """
 
     method: str
     op: str
     width: int
-    values: np.ndarray
+    lane_values: np.ndarray
     defined: np.ndarray
     holders: np.ndarray
     expected: np.ndarray
 
     @property
+    def values(self) -> np.ndarray:
+        """(n_warps, 32) each lane's return value; 0 where ``defined`` is False."""
+        if self.lane_values.shape[1] == params.LANES:
+            return self.lane_values
+        out = np.zeros((self.lane_values.shape[0], params.LANES), self.lane_values.dtype)
+        out[:, :self.lane_values.shape[1]] = self.lane_values
+        return out
+
+    @property
     def result(self) -> np.ndarray:
         """(n_warps, 32 // width): the result read from the first lane of each segment (0 if undefined)."""
-        return self.values[:, ::self.width]
+        return self.lane_values[:, ::self.width]
 
     @property
     def result_defined(self) -> np.ndarray:
@@ -469,12 +491,13 @@ class WarpReduceResult:
 
         A NaN matches a NaN: IEEE comparisons say NaN != NaN, but both answers are "not a number".
         """
-        segs = (self.values.shape[0], -1, self.width)
-        got, exp = self.values.reshape(segs), self.expected[:, :, None]
+        stored = self.lane_values.shape[1]     # a lane not stored is no holder (see lane_values)
+        segs = (self.lane_values.shape[0], -1, min(self.width, stored))
+        got, exp = self.lane_values.reshape(segs), self.expected[:, :, None]
         same = got == exp
-        if self.values.dtype.kind == "f":
+        if got.dtype.kind == "f":
             same |= np.isnan(got) & np.isnan(exp)
-        return bool(np.all(~self.holders.reshape(segs) | (self.defined.reshape(segs) & same)))
+        return bool(np.all(~self.holders[:, :stored].reshape(segs) | (self.defined[:, :stored].reshape(segs) & same)))
 
 
 def _holders(shape: tuple[int, ...], lanes: Sequence[int]) -> np.ndarray:
@@ -506,13 +529,18 @@ def warp_reduce(values: Any, op: str = "sum", width: int = 32, tree: str = "down
 
     Any number of warps up to ``params.MAX_WARPS``, ``params.CHUNK_WARPS`` warps a launch.
     """
-    c = _config(values, op, width, tree, n_valid, partial, backend)
+    return _tree_result(_config(values, op, width, tree, n_valid, partial, backend), backend)
+
+
+def _tree_result(c: _Config, backend: Optional[str], expected: Optional[np.ndarray] = None) -> WarpReduceResult:
     out, ok = _run(c.kernel, c.values, backend)
     if c.partial == "ballot":   # the kernel's contract: lanes >= n_valid write nothing (out stays 0)
         ok = _only(ok, c.valid)
     holders = _holders(c.values.shape, c.result_lanes)
     method = "ballot" if c.partial == "ballot" else c.tree
-    return WarpReduceResult(method, c.op, c.width, out, ok, holders, _expected(c.values, c.op, c.width, c.n_valid))
+    if expected is None:
+        expected = _expected(c.values, c.op, c.width, c.n_valid)
+    return WarpReduceResult(method, c.op, c.width, out, ok, holders, expected)
 
 
 def seed_warp_reduce(values: Any, op: str = "sum", backend: Optional[str] = None) -> WarpReduceResult:
@@ -538,7 +566,11 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
     """
     if not params.is_one_of(method, LIBRARY_METHODS):
         raise ValueError(f"method must be one of {', '.join(map(repr, LIBRARY_METHODS))}; got {params.quote(method)}")
-    c = _config(values, op, params.LANES, "down", None, "pad", backend)
+    return _library_result(_config(values, op, params.LANES, "down", None, "pad", backend), method, backend)
+
+
+def _library_result(c: _Config, method: str, backend: Optional[str],
+                    expected: Optional[np.ndarray] = None) -> WarpReduceResult:
     if method == "intrinsic" and c.values.dtype.name not in INT_DTYPES:
         raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
     if method == "intrinsic" and _backend.resolve(backend) == "cupy" and \
@@ -547,30 +579,38 @@ def library_reduce(values: Any, op: str = "sum", method: str = "cg", backend: Op
                            f"{_backend.detect().compute_capability}")
     t = CTYPES[c.values.dtype.name]
     k = _Kernel("warp_reduce_ops", f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>")
-    out, ok = _run(k, c.values, backend)
     holders = _holders(c.values.shape, (0,) if method == "cub" else LANE)
-    if method == "cub":       # lanes 1..31 hold CUB's partials: not results, so not shown
-        ok = _only(ok, holders[0])
-        out = _zero_lanes(out)
-    return WarpReduceResult(method, c.op, params.LANES, out, ok, holders, _expected(c.values, c.op))
+    if method == "cub":       # lanes 1..31 hold CUB's partials: not results, so not kept or shown
+        out, ok = _run(k, c.values, backend, lanes=1)
+        ok = _lane_0(ok, c.values.shape)
+    else:
+        out, ok = _run(k, c.values, backend)
+    if expected is None:
+        expected = _expected(c.values, c.op)
+    return WarpReduceResult(method, c.op, params.LANES, out, ok, holders, expected)
 
 
-def _zero_lanes(out: np.ndarray) -> np.ndarray:
-    """``out`` with lanes 1..31 set to 0, in place when it owns its memory."""
-    out = out if out.flags.writeable else out.copy()
-    out[:, 1:] = 0
-    return out
+def _lane_0(ok: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """(n_warps, 32): lane 0's definedness ``ok`` ((n_warps, 1)), False in every other lane; one
+    broadcast row when ``ok`` is one."""
+    if ok.strides[0] == 0:
+        return _holders(shape, (0,) if ok[0, 0] else ())
+    full = np.zeros(shape, bool)
+    full[:, :1] = ok
+    return full
 
 
 def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
     """Every way to reduce a whole warp, on the same input, each by its own kernel: the two trees,
     then the libraries. ``"intrinsic"`` is left out for float dtypes (``__reduce_*_sync`` takes
-    32-bit integers only)."""
-    dtype = params.values(values).dtype
-    out = {tree: warp_reduce(values, op, tree=tree, backend=backend) for tree in TREES}
+    32-bit integers only). Every method reduces the same segments, so they share one ``expected``."""
+    c = _config(values, op, params.LANES, "down", None, "pad", backend)
+    expected = _expected(c.values, c.op)
+    out = {tree: _tree_result(_config(c.values, op, params.LANES, tree, None, "pad", backend), backend, expected)
+           for tree in TREES}
     for method in LIBRARY_METHODS:
-        if method != "intrinsic" or dtype.name in INT_DTYPES:
-            out[method] = library_reduce(values, op, method, backend)
+        if method != "intrinsic" or c.values.dtype.name in INT_DTYPES:
+            out[method] = _library_result(c, method, backend, expected)
     return out
 
 

@@ -8,6 +8,7 @@ import pytest
 from helpers.engine import backend
 from helpers.engine import ops
 from helpers.topics import warp_reduce as wr
+from warp_reduce_cases import tree_configs
 
 pytestmark = pytest.mark.gpu
 GPU, EMU = "cupy", "emulator"
@@ -23,16 +24,12 @@ def _values(dtype: str, n_warps: int = 4) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 @pytest.mark.parametrize("op", wr.OPS)
 def test_trees_match_numpy(op: str, dtype: str) -> None:
-    if op in wr.BITWISE_OPS and dtype == "float32":
-        pytest.skip("bitwise operators are for integers")
     v = _values(dtype)
-    for tree in wr.TREES:
-        for width in (1, 2, 4, 8, 16, 32):
-            for n_valid in sorted({1, int(RNG.integers(1, width + 1)), width}):
-                r = wr.warp_reduce(v, op, width, tree, n_valid, backend=GPU)
-                assert r.correct, (tree, width, n_valid)
-                emu = wr.warp_reduce(v, op, width, tree, n_valid, backend=EMU)
-                assert (r.values == emu.values).all(), (tree, width, n_valid)     # every lane, partials too
+    for tree, width, n_valid in tree_configs(op, dtype, lambda width: {1, int(RNG.integers(1, width + 1)), width}):
+        r = wr.warp_reduce(v, op, width, tree, n_valid, backend=GPU)
+        assert r.correct, (tree, width, n_valid)
+        emu = wr.warp_reduce(v, op, width, tree, n_valid, backend=EMU)
+        assert (r.values == emu.values).all(), (tree, width, n_valid)     # every lane, partials too
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
