@@ -47,3 +47,15 @@ def test_no_layer_imports_a_higher_one() -> None:
 def test_the_layer_table_names_every_subpackage() -> None:
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
     assert packages == set(LAYERS), packages ^ set(LAYERS)
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """``from helpers.x import _name`` reaches into another module's insides (the project's style: no
+    private names imported across modules); a module's own ``_name`` stays its own."""
+    private = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "helpers":
+                private += [f"{path.relative_to(ROOT.parent)}:{node.lineno} imports {node.module}.{a.name}"
+                            for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not private, "\n".join(private)
