@@ -2,9 +2,13 @@
 last-block-done finish of reduce_onepass (``kernels/reduce_onepass.cu``).
 
 Blocks of one launch have no barrier in common. The machine orders a write in one block before a
-read in another only through a gpu-scope fence before an atomic that the other block observes,
-followed by a fence there (release and acquire, PTX ISA 8 "Memory Consistency Model"; see
-:mod:`helpers.machine.executor`): without the fences, reading the other blocks' partials is a race.
+read in another only through a release pattern observed by an acquire pattern: a gpu-scope fence
+before an atomic that the other block observes, followed by a fence there, or an atomic that is
+itself .acq_rel (PTX ISA 8.8 "Release and acquire patterns"; see :mod:`helpers.machine.executor`):
+without them, reading the other blocks' partials is a race. A race's result is undefined (C++
+[intro.races]: a data race is undefined behaviour; PTX ISA 8.7.2 still bounds what a uniform-size
+race can read, but the contract asks for the sum, not one of several values), so the judge says
+"*out ended undefined".
 """
 from __future__ import annotations
 
@@ -79,8 +83,9 @@ def last_block_judge(case: Case) -> Optional[Mismatch]:
                         f"sums).", rows, undefined=True, title=title)
     if np.isnan(out):
         tickets = "the only ticket is 0" if grid == 1 else f"the tickets are 0 .. {grid - 1}"
-        return Mismatch(f"With {case.label}: *out was never written (expected {fmt(exact)}): no block took itself "
-                        f"for the last one. atomicAdd returns the count before its own add: with gridDim.x = {grid} "
+        return Mismatch(f"With {case.label}: *out still holds NaN, its value at launch (expected {fmt(exact)}): no "
+                        f"block stored the total (adding to it with atomicAdd would need *out == 0 at launch, which "
+                        f"is not promised). atomicAdd returns the count before its own add: with gridDim.x = {grid} "
                         f"{tickets}, and the last block to finish draws gridDim.x - 1 = {grid - 1}.", rows, title=title)
     tol = "" if whole else f" (allowed error {compare.sum_bound(sums):.3g})"
     return Mismatch(f"With {case.label}: *out ended {fmt(out)}, expected {fmt(exact)}{tol}"
@@ -94,20 +99,23 @@ LAST_BLOCK_SUM = Exercise(
     signature="__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out)",
     contract=("Thread 0 of every block of a 1D grid (any gridDim.x) calls last_block_sum, once, with its block's "
               "sum; the other threads of the block do not call it. partials has room for gridDim.x floats, "
-              "*done is 0 at launch. When the launch ends, *out must hold the sum of the gridDim.x block sums, "
-              "and *done must be 0 again, so that the next launch can use the same counter. Blocks run in any "
-              "order, and no block may wait for another (nothing guarantees that the other is running): the "
-              "machine reports a read of another block's partial that nothing orders after its write as a race."),
+              "*done is 0 at launch; *out holds no particular value at launch (the check fills it with NaN). "
+              "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
+              "again, so that the next launch can use the same counter. Blocks run in any "
+              "order: the machine reports a read of another block's partial that nothing orders after its "
+              "write as a race."),
     compare=compare.SUM_RULE,
     cases=last_block_cases,
     judge=last_block_judge,
     hints=(
         "Every block writes partials[blockIdx.x] and takes a ticket, unsigned int ticket = atomicAdd(done, 1u); "
         "atomicAdd returns the count before its add, so the block that draws gridDim.x - 1 is the last to take "
-        "one: every other block has already written its partial and taken its ticket.",
-        "An atomic alone orders nothing around it. Put __threadfence() between the write of the partial and "
-        "the atomicAdd (release), and another one in the last block after the atomicAdd, before it reads the "
-        "partials (acquire).",
+        "one: every other block has already taken its ticket, after the fence that publishes its partial.",
+        "A plain atomicAdd is relaxed: it orders nothing around it. Put __threadfence() between the write of the "
+        "partial and the atomicAdd (release), and another one in the last block after the atomicAdd, before it "
+        "reads the partials (acquire). (One atomic that is both, cuda::atomic_ref<unsigned int, "
+        "cuda::thread_scope_device>(*done).fetch_add(1u, cuda::memory_order_acq_rel) with #include "
+        "<cuda/atomic>, does the same: PTX ISA 8.8.)",
         "In the last block: float total = 0.0f; for (unsigned int b = 0; b < gridDim.x; ++b) total += partials[b]; "
         "*out = total; *done = 0u;. Adding in index order gives the same bits on every run.",
     ),

@@ -26,10 +26,16 @@ Execution model (docs/machine.md has the long form):
 * Races: two accesses to one address (global or shared) by different threads, at least one a write,
   not ordered by happens-before, are a ``race``. Happens-before here: program order; a completed
   CTA barrier (for threads of that CTA); ``bar.warp.sync`` between lanes it synchronises (a vector
-  clock per lane); and, across CTAs, a gpu-scope fence before an atomic that a later atomic of the
-  other CTA followed by a fence observes (release/acquire through fences and atomics, PTX ISA 8
-  "Memory Consistency Model", tracked per CTA). Shuffles and votes are not fences; volatile is not
-  a barrier; atomics themselves are not checked. A load that sees a racing store's changed value,
+  clock per lane); and, across CTAs, a release pattern (a gpu-scope fence before an atomic, or a
+  ``.release``/``.acq_rel`` atomic or ``st.release``) observed by an acquire pattern of the other CTA
+  (its atomic or strong load followed by a fence, or an ``.acquire``/``.acq_rel`` one): PTX ISA 8.4
+  Table 20 and 8.8 "Release and acquire patterns", tracked per CTA. A ``.cta``-scope fence or atomic
+  orders nothing across CTAs, and a ``.cta``-scope atomic on a word another CTA's atomic touched is a
+  race (8.7 "Morally strong operations"). An atomic that reads a value another CTA stored, with no
+  release/acquire between them, may read the older value (8.9.5): reported, the value undefined. An
+  ``ld.global.nc`` of bytes written in the launch is outside the model (8.1): reported, undefined.
+  Shuffles and votes are not fences; volatile is not a barrier; atomics on one word are not checked
+  against each other otherwise. A load that sees a racing store's changed value,
   or one that a racing store later changes, is undefined (the second case is found and the launch
   replayed once with those loads marked). A store over undefined bytes (shared memory nobody wrote)
   always counts as a change: the racing load may have read the old bytes.
@@ -624,7 +630,8 @@ class Launch:
             m = mis & valid
             report("misaligned", ins.index,
                              f"{what} of {nbytes} bytes at an address that is not a multiple of {nbytes} "
-                             f"(PTX requires natural alignment; the hardware raises 'misaligned address')",
+                             f"(PTX ISA 6.4.1 \"Addresses as Operands\": natural alignment is required, otherwise "
+                             f"the behaviour is undefined: the access may fault or silently round the address down)",
                              threads=G.idx[m][:2], count=int(m.sum()), address=int(addr[m][0]))
             valid &= ~mis
         spaces = [space] if space is not None else [names[c] for c in np.unique(cls[valid])] if valid.any() else []
