@@ -103,8 +103,9 @@ LAST_BLOCK_SUM = Exercise(
               "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
               "again, so that the next launch can use the same counter. Blocks run in any "
               "order: the machine reports a read of another block's partial that nothing orders after its "
-              "write as a race."),
-    compare=compare.SUM_RULE,
+              "write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
+              "its atomicInc; PTX ISA 8.8 needs one there, before the last block reads the partials.)"),
+    compare=compare.SUM_RULE + " Here n is gridDim.x: the values added are the block sums.",
     cases=last_block_cases,
     judge=last_block_judge,
     hints=(
