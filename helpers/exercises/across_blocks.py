@@ -101,9 +101,10 @@ LAST_BLOCK_SUM = Exercise(
               "sum; the other threads of the block do not call it. partials has room for gridDim.x floats, "
               "*done is 0 at launch; *out holds no particular value at launch (the check fills it with NaN). "
               "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
-              "again, so that the next launch can use the same counter. Blocks run in any "
-              "order: the machine reports a read of another block's partial that nothing orders after its "
-              "write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
+              "again, so that the next launch can use the same counter. Blocks must be able to run in any order, "
+              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another; "
+              "the machine runs them all at once and does not check this. It reports a read of another block's "
+              "partial that nothing orders after its write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
               "its atomicInc; PTX ISA 8.8 needs one there, before the last block reads the partials.)"),
     compare=compare.SUM_RULE + " Here n is gridDim.x: the values added are the block sums.",
     cases=last_block_cases,
