@@ -12,7 +12,7 @@ race can read, but the contract asks for the sum, not one of several values), so
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -92,6 +92,33 @@ def last_block_judge(case: Case) -> Optional[Mismatch]:
                     + clause(_explain_total(out, sums, whole)), rows, title=title)
 
 
+# The blocks in series, block 0 first: a right answer takes about 75 scheduling steps for 2 blocks of
+# one thread; one that makes block 0 wait for block 1 spins until the cap (a fraction of a second).
+SERIAL_GRID = 2
+SERIAL_STEPS = 2000
+
+
+def last_block_serial_check(reports: Sequence[Any], cases: Sequence[Case], module: Any) -> Optional[str]:
+    """Run the answer once more with its blocks one after another, block 0 first: the Programming Guide
+    ("Thread Hierarchy") requires that blocks can run "in any order, in parallel or in series", and
+    nothing guarantees that a later block is running while an earlier one waits."""
+    from helpers.machine import MachineError
+
+    sums = np.arange(1, SERIAL_GRID + 1, dtype=np.float32)
+    args = (sums, np.full(SERIAL_GRID, np.nan, np.float32), np.zeros(1, np.uint32), np.full(1, np.nan, np.float32))
+    try:
+        module.get_function(LAST_BLOCK_SUM.kernel)((SERIAL_GRID,), (1,), args, serial=True, max_steps=SERIAL_STEPS)
+    except MachineError as exc:
+        if "scheduling steps" not in str(exc):
+            raise
+        return (f"with gridDim.x = {SERIAL_GRID} run one block after the other, block 0 first, block 0 never "
+                f"finished: it waits for a block that may not be running. Blocks must be able to run in any "
+                f"order, in parallel or in series (Programming Guide, Thread Hierarchy); a GPU runs only as many "
+                f"blocks at once as fit on its SMs. Let the last block to take a ticket do the finishing, "
+                f"instead of a chosen block waiting for the others.")
+    return None
+
+
 LAST_BLOCK_SUM = Exercise(
     name="last_block_sum",
     notebook="06",
@@ -102,13 +129,15 @@ LAST_BLOCK_SUM = Exercise(
               "*done is 0 at launch; *out holds no particular value at launch (the check fills it with NaN). "
               "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
               "again, so that the next launch can use the same counter. Blocks must be able to run in any order, "
-              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another; "
-              "the machine runs them all at once and does not check this. It reports a read of another block's "
+              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another: "
+              "the machine runs them all at once, then once more one after another, block 0 first. It reports a "
+              "read of another block's "
               "partial that nothing orders after its write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
               "its atomicInc; PTX ISA 8.8 needs one there, before the last block reads the partials.)"),
     compare=compare.SUM_RULE + " Here n is gridDim.x: the values added are the block sums.",
     cases=last_block_cases,
     judge=last_block_judge,
+    machine_check=last_block_serial_check,
     hints=(
         "Every block writes partials[blockIdx.x] and takes a ticket, unsigned int ticket = atomicAdd(done, 1u); "
         "atomicAdd returns the count before its add, so the block that draws gridDim.x - 1 is the last to take "

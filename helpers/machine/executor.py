@@ -242,8 +242,9 @@ class Launch:
         self.used = False
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
-              globals_: Optional[dict] = None) -> None:
+              globals_: Optional[dict] = None, serial: bool = False) -> None:
         """Reset every per-launch state and load the arguments."""
+        self.serial = serial
         if self.used:
             for name in self.R:
                 self.R[name].fill(0)
@@ -1594,6 +1595,9 @@ class Launch:
         R, D = self.R, self.D
         while True:
             runnable = np.flatnonzero(self.status == RUN)
+            if self.serial and runnable.size:   # only the first CTA that has not exited runs
+                first = int(np.argmax(self.status != EXIT)) // self.TPC
+                runnable = runnable[runnable // self.TPC == first]
             if runnable.size == 0:
                 if (self.status == EXIT).all():
                     return
@@ -1944,14 +1948,20 @@ def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
-           max_steps: int = 2_000_000, globals_: Optional[dict] = None) -> Report:
-    """Run one launch; replay it once if a racing store changed what an earlier load had read."""
+           max_steps: int = 2_000_000, globals_: Optional[dict] = None, serial: bool = False) -> Report:
+    """Run one launch; replay it once if a racing store changed what an earlier load had read.
+
+    ``serial``: the CTAs run one after another in linear block order, each to its end before the
+    next starts. The Programming Guide ("Thread Hierarchy") requires that blocks can run "in any
+    order, in parallel or in series": code in which a block waits for a later one never ends here
+    (it runs into ``max_steps``)."""
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
     L = _launcher(module, fn, grid, block, shared_mem, arrays)
-    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_)
+    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_, serial=serial)
     L.run()
     if L.new_racy:
-        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_)
+        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_,
+                serial=serial)
         L.run()
     L.copy_back()
     return L.report()

@@ -77,6 +77,12 @@ extern "C" __global__ void ldg_partials(const float* x, float* p, unsigned int* 
     *o = total;
 }
 
+// Block 0 waits for the other blocks' tickets: it ends only if they run alongside it.
+extern "C" __global__ void spin_wait(unsigned int* done) {
+    atomicAdd(done, 1u);
+    if (blockIdx.x == 0) while (atomicAdd(done, 0u) != gridDim.x) { }
+}
+
 // ld.global.nc of an input nobody writes: fine.
 extern "C" __global__ void ldg_input(const float* __restrict__ x, float* y) {
     y[blockIdx.x] = __ldg(&x[blockIdx.x]) * 2.0f;
@@ -141,3 +147,18 @@ def test_ldg_of_an_input_is_clean(mod):
     rep = mod.get_function("ldg_input")((GRID,), (1,), (x, y))
     assert rep.clean, rep.summary()
     np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_serial_blocks_expose_a_wait_for_a_later_block(mod):
+    """serial=True runs block 0 to its end before block 1 starts (Programming Guide, Thread Hierarchy:
+    blocks "in any order, in parallel or in series"): block 0's wait never ends."""
+    done = np.zeros(1, np.uint32)
+    assert mod.get_function("spin_wait")((3,), (1,), (done,)).clean and done[0] == 3
+    done[:] = 0
+    with pytest.raises(machine.MachineError, match="scheduling steps"):
+        mod.get_function("spin_wait")((3,), (1,), (done,), serial=True, max_steps=2000)
+    rep, out = _finish(mod, "acq_rel_ptx")
+    x = np.arange(1, GRID + 1, dtype=np.float32)
+    p, d, o = np.full(GRID, np.nan, np.float32), np.zeros(1, np.uint32), np.full(1, np.nan, np.float32)
+    rep = mod.get_function("acq_rel_ptx")((GRID,), (1,), (x, p, d, o), serial=True)
+    assert rep.clean and o[0] == out
