@@ -94,6 +94,53 @@ def test_reference_solution_passes_on_the_machine(name: str) -> None:
     assert not r.problems
 
 
+# Correct answers to last_block_sum other than the reference, which must pass: the ticket as one
+# .acq_rel atomic (PTX ISA 8.4 Table 20, 8.8), inline or through cuda::atomic_ref; atomicInc wrapping
+# the counter to 0 (no reset store).
+LAST_BLOCK_RIGHT = {
+    "atomic_ref_acq_rel": """#include <cuda/atomic>
+__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out) {
+    partials[blockIdx.x] = block_sum;
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> count(*done);
+    if (count.fetch_add(1u, cuda::memory_order_acq_rel) != gridDim.x - 1) return;
+    float total = 0.0f;
+    for (unsigned int b = 0; b < gridDim.x; ++b) total += partials[b];
+    *out = total;
+    count.store(0u, cuda::memory_order_relaxed);
+}
+""",
+    "inline_atom_acq_rel": """__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out) {
+    partials[blockIdx.x] = block_sum;
+    unsigned int ticket;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(ticket) : "l"(done) : "memory");
+    if (ticket != gridDim.x - 1) return;
+    float total = 0.0f;
+    for (unsigned int b = 0; b < gridDim.x; ++b) total += partials[b];
+    *out = total;
+    *done = 0u;
+}
+""",
+    "atomic_inc_wraps": """__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out) {
+    partials[blockIdx.x] = block_sum;
+    __threadfence();
+    const unsigned int ticket = atomicInc(done, gridDim.x - 1);
+    if (ticket != gridDim.x - 1) return;
+    __threadfence();
+    float total = 0.0f;
+    for (unsigned int b = 0; b < gridDim.x; ++b) total += partials[b];
+    *out = total;
+}
+""",
+}
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("key", sorted(LAST_BLOCK_RIGHT))
+def test_last_block_sum_other_right_answers_pass(key: str) -> None:
+    r = exercises.check("last_block_sum", LAST_BLOCK_RIGHT[key], seed=0, engine="machine")
+    assert r.passed and r.status == "passed", r.feedback
+
+
 @needs_nvrtc
 @pytest.mark.parametrize("arch", kernels.ARCHS)
 @pytest.mark.parametrize("name", exercises.names())

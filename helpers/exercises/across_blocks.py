@@ -2,13 +2,17 @@
 last-block-done finish of reduce_onepass (``kernels/reduce_onepass.cu``).
 
 Blocks of one launch have no barrier in common. The machine orders a write in one block before a
-read in another only through a gpu-scope fence before an atomic that the other block observes,
-followed by a fence there (release and acquire, PTX ISA 8 "Memory Consistency Model"; see
-:mod:`helpers.machine.executor`): without the fences, reading the other blocks' partials is a race.
+read in another only through a release pattern observed by an acquire pattern: a gpu-scope fence
+before an atomic that the other block observes, followed by a fence there, or an atomic that is
+itself .acq_rel (PTX ISA 8.8 "Release and acquire patterns"; see :mod:`helpers.machine.executor`):
+without them, reading the other blocks' partials is a race. A race's result is undefined (C++
+[intro.races]: a data race is undefined behaviour; PTX ISA 8.7.2 still bounds what a uniform-size
+race can read, but the contract asks for the sum, not one of several values), so the judge says
+"*out ended undefined".
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -79,12 +83,40 @@ def last_block_judge(case: Case) -> Optional[Mismatch]:
                         f"sums).", rows, undefined=True, title=title)
     if np.isnan(out):
         tickets = "the only ticket is 0" if grid == 1 else f"the tickets are 0 .. {grid - 1}"
-        return Mismatch(f"With {case.label}: *out was never written (expected {fmt(exact)}): no block took itself "
-                        f"for the last one. atomicAdd returns the count before its own add: with gridDim.x = {grid} "
+        return Mismatch(f"With {case.label}: *out still holds NaN, its value at launch (expected {fmt(exact)}): no "
+                        f"block stored the total (adding to it with atomicAdd would need *out == 0 at launch, which "
+                        f"is not promised). atomicAdd returns the count before its own add: with gridDim.x = {grid} "
                         f"{tickets}, and the last block to finish draws gridDim.x - 1 = {grid - 1}.", rows, title=title)
     tol = "" if whole else f" (allowed error {compare.sum_bound(sums):.3g})"
     return Mismatch(f"With {case.label}: *out ended {fmt(out)}, expected {fmt(exact)}{tol}"
                     + clause(_explain_total(out, sums, whole)), rows, title=title)
+
+
+# The blocks in series, block 0 first: a right answer takes about 75 scheduling steps for 2 blocks of
+# one thread; one that makes block 0 wait for block 1 spins until the cap (a fraction of a second).
+SERIAL_GRID = 2
+SERIAL_STEPS = 2000
+
+
+def last_block_serial_check(reports: Sequence[Any], cases: Sequence[Case], module: Any) -> Optional[str]:
+    """Run the answer once more with its blocks one after another, block 0 first: the Programming Guide
+    ("Thread Hierarchy") requires that blocks can run "in any order, in parallel or in series", and
+    nothing guarantees that a later block is running while an earlier one waits."""
+    from helpers.machine import MachineError
+
+    sums = np.arange(1, SERIAL_GRID + 1, dtype=np.float32)
+    args = (sums, np.full(SERIAL_GRID, np.nan, np.float32), np.zeros(1, np.uint32), np.full(1, np.nan, np.float32))
+    try:
+        module.get_function(LAST_BLOCK_SUM.kernel)((SERIAL_GRID,), (1,), args, serial=True, max_steps=SERIAL_STEPS)
+    except MachineError as exc:
+        if "scheduling steps" not in str(exc):
+            raise
+        return (f"with gridDim.x = {SERIAL_GRID} run one block after the other, block 0 first, block 0 never "
+                f"finished: it waits for a block that may not be running. Blocks must be able to run in any "
+                f"order, in parallel or in series (Programming Guide, Thread Hierarchy); a GPU runs only as many "
+                f"blocks at once as fit on its SMs. Let the last block to take a ticket do the finishing, "
+                f"instead of a chosen block waiting for the others.")
+    return None
 
 
 LAST_BLOCK_SUM = Exercise(
@@ -94,20 +126,27 @@ LAST_BLOCK_SUM = Exercise(
     signature="__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out)",
     contract=("Thread 0 of every block of a 1D grid (any gridDim.x) calls last_block_sum, once, with its block's "
               "sum; the other threads of the block do not call it. partials has room for gridDim.x floats, "
-              "*done is 0 at launch. When the launch ends, *out must hold the sum of the gridDim.x block sums, "
-              "and *done must be 0 again, so that the next launch can use the same counter. Blocks run in any "
-              "order, and no block may wait for another (nothing guarantees that the other is running): the "
-              "machine reports a read of another block's partial that nothing orders after its write as a race."),
-    compare=compare.SUM_RULE,
+              "*done is 0 at launch; *out holds no particular value at launch (the check fills it with NaN). "
+              "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
+              "again, so that the next launch can use the same counter. Blocks must be able to run in any order, "
+              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another: "
+              "the machine runs them all at once, then once more one after another, block 0 first. It reports a "
+              "read of another block's "
+              "partial that nothing orders after its write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
+              "its atomicInc; PTX ISA 8.8 needs one there, before the last block reads the partials.)"),
+    compare=compare.SUM_RULE + " Here n is gridDim.x: the values added are the block sums.",
     cases=last_block_cases,
     judge=last_block_judge,
+    machine_check=last_block_serial_check,
     hints=(
         "Every block writes partials[blockIdx.x] and takes a ticket, unsigned int ticket = atomicAdd(done, 1u); "
         "atomicAdd returns the count before its add, so the block that draws gridDim.x - 1 is the last to take "
-        "one: every other block has already written its partial and taken its ticket.",
-        "An atomic alone orders nothing around it. Put __threadfence() between the write of the partial and "
-        "the atomicAdd (release), and another one in the last block after the atomicAdd, before it reads the "
-        "partials (acquire).",
+        "one: every other block has already taken its ticket, after the fence that publishes its partial.",
+        "A plain atomicAdd is relaxed: it orders nothing around it. Put __threadfence() between the write of the "
+        "partial and the atomicAdd (release), and another one in the last block after the atomicAdd, before it "
+        "reads the partials (acquire). (One atomic that is both, cuda::atomic_ref<unsigned int, "
+        "cuda::thread_scope_device>(*done).fetch_add(1u, cuda::memory_order_acq_rel) with #include "
+        "<cuda/atomic>, does the same: PTX ISA 8.8.)",
         "In the last block: float total = 0.0f; for (unsigned int b = 0; b < gridDim.x; ++b) total += partials[b]; "
         "*out = total; *done = 0u;. Adding in index order gives the same bits on every run.",
     ),

@@ -140,8 +140,13 @@ def vec4_judge(case: Case) -> Optional[Mismatch]:
     title = "threads 0..31: shares of the reference split against yours"
     if undefined:
         bad = np.flatnonzero(und)
+        offset, n = case.data["offset"], case.data["n"]
+        # The machine names the harness's allocation (argument 0, x); the learner's code sees in = x + offset.
+        where = (f" Argument 0 in the machine's messages is the allocation x, not in: in = x + {offset}, so byte "
+                 f"offset b of argument 0 is in[b/4 - {offset}]; the allocation holds {offset + n} floats, so "
+                 f"in[{n - 1}] is the last." if offset else "")
         return Mismatch(f"With {case.label}: the share of thread{'s' if bad.size > 1 else ''} {lane_ranges(bad[:64])} "
-                        f"is undefined.", rows, undefined=True, warp=int(bad[0]) // LANES, title=title)
+                        f"is undefined.{where}", rows, undefined=True, warp=int(bad[0]) // LANES, title=title)
     offset = case.data["offset"]
     if np.isfinite(got_total):
         why = _explain_shares(got_total - exact, x, head, whole)

@@ -26,10 +26,16 @@ Execution model (docs/machine.md has the long form):
 * Races: two accesses to one address (global or shared) by different threads, at least one a write,
   not ordered by happens-before, are a ``race``. Happens-before here: program order; a completed
   CTA barrier (for threads of that CTA); ``bar.warp.sync`` between lanes it synchronises (a vector
-  clock per lane); and, across CTAs, a gpu-scope fence before an atomic that a later atomic of the
-  other CTA followed by a fence observes (release/acquire through fences and atomics, PTX ISA 8
-  "Memory Consistency Model", tracked per CTA). Shuffles and votes are not fences; volatile is not
-  a barrier; atomics themselves are not checked. A load that sees a racing store's changed value,
+  clock per lane); and, across CTAs, a release pattern (a gpu-scope fence before an atomic, or a
+  ``.release``/``.acq_rel`` atomic or ``st.release``) observed by an acquire pattern of the other CTA
+  (its atomic or strong load followed by a fence, or an ``.acquire``/``.acq_rel`` one): PTX ISA 8.4
+  Table 20 and 8.8 "Release and acquire patterns", tracked per CTA. A ``.cta``-scope fence or atomic
+  orders nothing across CTAs, and a ``.cta``-scope atomic on a word another CTA's atomic touched is a
+  race (8.7 "Morally strong operations"). An atomic that reads a value another CTA stored, with no
+  release/acquire between them, may read the older value (8.9.5): reported, the value undefined. An
+  ``ld.global.nc`` of bytes written in the launch is outside the model (8.1): reported, undefined.
+  Shuffles and votes are not fences; volatile is not a barrier; atomics on one word are not checked
+  against each other otherwise. A load that sees a racing store's changed value,
   or one that a racing store later changes, is undefined (the second case is found and the launch
   replayed once with those loads marked). A store over undefined bytes (shared memory nobody wrote)
   always counts as a change: the racing load may have read the old bytes.
@@ -135,6 +141,19 @@ def _strength(ins) -> int:
     return 0
 
 
+def _order(ins) -> tuple[bool, bool, int]:
+    """(release, acquire, scope) of an ``atom``/``red``/``ld``/``st``: PTX ISA 8.4 Table 20 ("Operation
+    types"): ``.release`` is a release operation, ``.acquire`` an acquire one, ``.acq_rel`` both;
+    alone each forms a release or acquire pattern (8.8 "Release and acquire patterns"). Scope as
+    :func:`_strength`; an atomic without one is ``.gpu`` (9.7.12.5 atom)."""
+    if ins.opcode not in ("atom", "red", "ld", "st"):
+        return False, False, 0
+    mods = set(ins.mods)
+    rel = bool({"release", "acq_rel"} & mods)
+    acq = bool({"acquire", "acq_rel"} & mods) and ins.opcode != "red"
+    return rel, acq, next((_SCOPES[m] for m in ins.mods if m in _SCOPES), 2)
+
+
 def _contractable(fn: Function) -> list[tuple]:
     """add/sub.f32/f64 without a rounding modifier fed by a mul without one: ptxas may fuse the pair
     into an fma (PTX ISA 9.7.3.1 add: "add.f32 ... may be optimized aggressively by the code
@@ -217,11 +236,15 @@ class Launch:
         self.trace_on = False
         self.ops = [m(self) for m in _prepared(fn)]
         self.strong = np.array([_strength(ins) for ins in fn.instrs] or [0], np.int8)
+        # volatile counts as strong for the wording of a cross-block read (see _race), not for ordering
+        self.vol = np.array([bool(_strength(ins)) or "volatile" in ins.mods for ins in fn.instrs] or [False])
+        self.sem = [_order(ins) for ins in fn.instrs]
         self.used = False
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
-              globals_: Optional[dict] = None) -> None:
+              globals_: Optional[dict] = None, serial: bool = False) -> None:
         """Reset every per-launch state and load the arguments."""
+        self.serial = serial
         if self.used:
             for name in self.R:
                 self.R[name].fill(0)
@@ -257,6 +280,8 @@ class Launch:
         self.t_fence: dict[int, int] = {}
         self.pending: dict[int, np.ndarray] = {}
         self.syncvars: dict[tuple, np.ndarray] = {}
+        self.last_atom: dict[int, tuple] = {}   # global word -> (thread, pc, scope) of its last atomic
+        self.value_w: dict[int, np.ndarray] = {}  # global word -> the record of an atom.exch that wrote it
         n_ins = len(self.fn.instrs)
         self.ci = {k: np.zeros(n_ins, np.int64) for k in ("issued", "active_lanes", "predicated_on", "shared_requests",
                                                          "shared_wavefronts", "global_requests", "global_sectors",
@@ -606,7 +631,8 @@ class Launch:
             m = mis & valid
             report("misaligned", ins.index,
                              f"{what} of {nbytes} bytes at an address that is not a multiple of {nbytes} "
-                             f"(PTX requires natural alignment; the hardware raises 'misaligned address')",
+                             f"(PTX ISA 6.4.1 \"Addresses as Operands\": natural alignment is required, otherwise "
+                             f"the behaviour is undefined: the access may fault or silently round the address down)",
                              threads=G.idx[m][:2], count=int(m.sum()), address=int(addr[m][0]))
             valid &= ~mis
         spaces = [space] if space is not None else [names[c] for c in np.unique(cls[valid])] if valid.any() else []
@@ -695,9 +721,16 @@ class Launch:
         rec[:, BYTES] = bm
         return rec
 
-    def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int) -> np.ndarray:
+    def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int, read: bool = False) -> np.ndarray:
         """Which recorded accesses cannot race with this one by ``tids`` at ``pc``: the same thread,
-        ordered by a barrier, a warp clock or release/acquire, or a morally strong pair."""
+        ordered by a barrier, a warp clock or release/acquire, or a morally strong pair.
+
+        ``read`` (an atomic reading a value another CTA stored, :meth:`_atomic_checks`): across CTAs
+        a morally strong pair is then no data race but still unordered: nothing puts the write before
+        the read in causality order (PTX ISA 8.9.5), so the read may return the value before it; only
+        release/acquire (8.8) orders it. Strong ld/st pairs stay ordered: a strong load that polls
+        (reduce_v9's slots) tolerates either value, and the machine cannot tell a poll from a read
+        that assumes the new value."""
         rt = rec[:, TID].astype(np.int64)
         o = rt == tids
         cta_r, cta_t = rt // self.TPC, tids // self.TPC
@@ -705,7 +738,8 @@ class Launch:
         mine = int(self.strong[pc])
         if mine:
             theirs = self.strong[np.maximum(rec[:, PC], 0)]
-            o |= (theirs > 0) & (np.minimum(theirs, mine) >= np.where(same_cta, 1, 2))
+            ms = (theirs > 0) & (np.minimum(theirs, mine) >= np.where(same_cta, 1, 2))
+            o |= (ms & same_cta) if read else ms
         o |= same_cta & (self.bepoch[cta_t] > rec[:, EP])
         if self.vc is not None:
             sw = ~o & ((rt >> 5) == (tids >> 5)) & (rt >= 0)
@@ -758,12 +792,20 @@ class Launch:
             elif t_later // self.TPC == t_earlier // self.TPC:
                 between, fix = "warps of one block", "__syncthreads()"
             else:
-                between, fix = "blocks", ("only a __threadfence() before an atomic that the other block observes; or give "
-                                          "each block its own element, or use an atomic")
+                between, fix = "blocks", _CROSS_FIX
+                if hazard == "RAW" and t_later in self.pending:
+                    fix += _NO_ACQUIRE   # its atomic observed a release, and no acquire followed
             where = self._describe_flat(sp, int(words[j[0]]) * 4)
-            msg = (f"{hazard} race on {spn} memory ({where}): thread {self._tdesc(t_earlier)} {first} it at "
-                   f"{self.where(int(opc))}, thread {self._tdesc(t_later)} {second} it at {self.where(ins.index)}, "
-                   f"with nothing ordering the two (fix: {fix})")
+            if between == "blocks" and hazard == "RAW" and self.vol[opc] and self.vol[ins.index]:
+                kinds = "atomic or volatile" if ins.opcode in ("atom", "red") or self.strong[opc] else "volatile"
+                msg = (f"read on {spn} memory ({where}) not ordered after the write: thread {self._tdesc(t_earlier)} "
+                       f"wrote it at {self.where(int(opc))}, thread {self._tdesc(t_later)} read it at "
+                       f"{self.where(ins.index)}. Both accesses are {kinds}, so this is no data race, but nothing "
+                       f"forms an acquire pattern (PTX ISA 8.8): the read may return the old value (fix: {fix})")
+            else:
+                msg = (f"{hazard} race on {spn} memory ({where}): thread {self._tdesc(t_earlier)} {first} it at "
+                       f"{self.where(int(opc))}, thread {self._tdesc(t_later)} {second} it at "
+                       f"{self.where(ins.index)}, with nothing ordering the two (fix: {fix})")
             self.add_finding("race", ins.index, msg, threads=(t_earlier, t_later), count=int(j.size),
                              other_pc=int(opc), key_extra=(hazard, spn), hazard=hazard, space=spn, between=between)
 
@@ -838,6 +880,8 @@ class Launch:
                 tids = G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
+                if read_only and sp is self.gspace:
+                    d = self._noncoherent(ins, sp, words, wt, eidx, pos.size, vec, d)
                 live = self._conflicts(sp, ins, "RAW", sp.W[words], wt, bm, words)
                 if live.any():
                     changed = live & sp.w_chg[words]
@@ -862,6 +906,8 @@ class Launch:
                     dup = sp.scratch[words] != ar
                     if dup.any():
                         sp.R2[words[dup]] = rec[dup]
+            if sp is self.gspace and self.strong[ins.index] >= 2:
+                self._strong_sync(G.idx[pos], flat, ins, write=False)
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
             if aok is not None:
                 d = d & (aok if vec == 1 else aok[:, None])
@@ -880,6 +926,36 @@ class Launch:
             vals, dfn = np.zeros((G.n, vec), dt), np.zeros((G.n, vec), bool)
         return vals, dfn
 
+    def _noncoherent(self, ins, sp: mem.Space, words, wt, eidx, n: int, vec: int, d: np.ndarray) -> np.ndarray:
+        """``ld.global.nc`` (``__ldg``, or a ``const __restrict__`` pointer) of words stored or updated
+        by an atomic during this launch: PTX ISA 8.1 "Scope and applicability of the model": the
+        memory consistency model does not apply to the non-coherent texture path (ld.global.nc), and
+        9.7.9.8 ld: .nc is for data read-only for the kernel's lifetime. No fence orders such a read
+        after the write, so its value is undefined (``d`` marked)."""
+        W = sp.W[words]
+        hit = W[:, TID] >= 0
+        if self.last_atom:
+            hit |= np.isin(words, np.fromiter(self.last_atom, np.int64, len(self.last_atom)))
+        if not hit.any():
+            return d
+        i = int(np.flatnonzero(hit)[0])
+        by = (f"thread {self._tdesc(int(W[i, TID]))} wrote it at {self.where(int(W[i, PC]))}" if W[i, TID] >= 0
+              else f"thread {self._tdesc(self.last_atom[int(words[i])][0])} updated it with an atomic at "
+                   f"{self.where(self.last_atom[int(words[i])][1])}")
+        self.add_finding(
+            "race", ins.index,
+            f"read through the non-coherent read-only path (ld.global.nc: __ldg, or a const __restrict__ "
+            f"pointer) of global memory written in this launch ({self._describe_flat(sp, int(words[i]) * 4)}): "
+            f"{by}, thread {self._tdesc(int(wt[i]))} read it at {self.where(ins.index)}. The memory consistency "
+            f"model does not apply to ld.global.nc and fences do not order it (PTX ISA 8.1), so it may return "
+            f"the old value (fix: a plain load, e.g. no __ldg and no const __restrict__ on that pointer)",
+            threads=(int(wt[i]),), count=int(hit.sum()),
+            other_pc=int(W[i, PC]) if W[i, TID] >= 0 else self.last_atom[int(words[i])][1],
+            key_extra=("nc",), hazard="RAW", space="global", between="non-coherent")
+        bad = np.zeros(n, bool)
+        bad[hit if eidx is None else eidx[hit]] = True
+        return d & (~bad if vec == 1 else ~bad[:, None])
+
     def _trace_mem(self, kind: str, sp, ins, tids: np.ndarray, flat: np.ndarray, es: int, raw, d) -> None:
         """With trace=True: a shared or global load/store, per thread and element (for block figures)."""
         if sp is self.sspace or sp is self.gspace:
@@ -895,7 +971,12 @@ class Launch:
         self.last_effect[G.idx] = self.steps
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
+        if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
+            for t in G.idx.tolist():
+                self._release(t, t // self.TPC)
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
+            if sp is self.gspace and self.strong[ins.index] >= 2:
+                self._strong_sync(G.idx[pos], flat, ins, write=True)
             k = flat // es
             idx = k[:, None] + np.arange(vec) if vec > 1 else k
             view = sp.data.view(ut)
@@ -983,33 +1064,117 @@ class Launch:
             view = sp.data.view(dec.UINT[es])
             dview = sp.defined.view(dec.UINT[es])
             cta_of = G.idx[pos] // self.TPC
+            rel, acq, scope = self.sem[ins.index]
             for j, (p, f) in enumerate(zip(pos, flat)):
                 k = int(f) // es
+                t, cta, w = int(G.idx[p]), int(cta_of[j]), int(f) // 4
+                ok = True
+                if sp is self.gspace:
+                    if rel and scope >= 2:
+                        self._release(t, cta)   # .release/.acq_rel: as if a fence came before it
+                    ok = self._atomic_checks(ins, t, cta, w, scope, op == "exch")
                 cur = view[k:k + 1].view(dt)[0]
                 cur_def = dview[k] == ONES[es]
                 new = _atomic_apply(op, dt, cur, b[p], None if c is None else np.asarray(c, dt)[p])
-                old[p], dold[p] = cur, cur_def
+                old[p], dold[p] = cur, cur_def and ok
                 view[k:k + 1] = np.asarray([new], dt).view(dec.UINT[es])
                 dview[k] = ONES[es] if (cur_def or op in ("exch",)) and bdef[p] else 0
                 if sp.written is not None:
                     sp.written.view(dec.UINT[es])[k] = ONES[es]
-                if sp is self.gspace:
-                    self._atomic_sync(int(G.idx[p]), int(cta_of[j]), ("g", int(f) // 4))
+                if sp is self.gspace and scope >= 2:   # a .cta-scope atomic orders nothing across CTAs
+                    self._atomic_sync(t, cta, ("g", w))
+                    if acq:
+                        self._acquire(t, cta)           # .acquire/.acq_rel: as if a fence came after it
             self._counters_mem(sp, G, ins, pos, flat, a, es)
         return old, dold
 
-    def _atomic_sync(self, t: int, cta: int, key) -> None:
-        """Release/acquire through fences and atomics, per CTA (see the module docstring)."""
+    def _atomic_checks(self, ins, t: int, cta: int, w: int, scope: int, exch: bool) -> bool:
+        """Before an atomic by thread ``t`` on global word ``w``: False when the value it reads is not
+        defined (the finding reported).
+
+        * Scope (Programming Guide, "Atomic Functions": the ``_block`` variants are atomic only among
+          the threads of one block; PTX ISA 8.7 "Morally strong operations": each one's scope must
+          include the other's thread): a ``.cta``-scope atomic on a word that another CTA's atomic
+          touched, or any atomic after another CTA's ``.cta``-scope one, is not atomic with it.
+        * Message passing (PTX ISA 8.9.5 "Causality order"): an atomic that reads a value another CTA
+          stored (``st`` or ``atom.exch``), with no release/acquire between them, may read the value
+          before it: atomicity orders nothing else, only release/acquire patterns do (8.8).
+        """
+        ok = True
+        last = self.last_atom.get(w)
+        self.last_atom[w] = (t, ins.index, scope)
+        tids = np.array([t], np.int64)
+        words = np.array([w], np.int64)
+        if last is not None and last[0] // self.TPC != cta and min(last[2], scope) < 2:
+            where = self._describe_flat(self.gspace, w * 4)
+            self.add_finding(
+                "race", ins.index,
+                f"atomics of two blocks on one word of global memory ({where}), one of them at block scope "
+                f"(atomicAdd_block and the other _block atomics, PTX .cta): thread {self._tdesc(last[0])} at "
+                f"{self.where(last[1])} and thread {self._tdesc(t)} at {self.where(ins.index)}. A _block atomic "
+                f"is atomic only among the threads of its own block (Programming Guide, Atomic Functions; PTX "
+                f"ISA 8.7 \"Morally strong operations\"), so the two may lose an update or return the same "
+                f"old value, and it orders nothing across blocks (fix: atomicAdd, device scope, for a word "
+                f"that other blocks update)",
+                threads=(last[0], t), other_pc=last[1], key_extra=("scope",), hazard="atomic", space="global",
+                between="blocks")   # the values stay as computed: the finding alone fails the answer
+        for recs in (self.value_w.get(w), self.gspace.W[words]):
+            if recs is None or recs[0, TID] < 0 or int(recs[0, TID]) // self.TPC == cta:
+                continue
+            live = ~self._ordered(recs, tids, ins.index, read=True)
+            if live.any():
+                self._race(self.gspace, ins, "RAW", tids, recs, live, words)
+                ok = False
+        if exch:
+            self.value_w[w] = self._record(tids, ins.index, 15)
+        return ok
+
+    def _strong_sync(self, tids: np.ndarray, flat: np.ndarray, ins, write: bool) -> None:
+        """A strong gpu-scope ``ld``/``st`` on global memory (``.relaxed``/``.acquire``/``.release``
+        with ``.gpu`` or ``.sys``) takes part in release/acquire like an atomic: PTX ISA 8.8 release
+        patterns "st.release" and "fence; st.relaxed", acquire patterns "ld.acquire" and
+        "ld.relaxed; fence"."""
+        acq = self.sem[ins.index][1]
+        for t, f in zip(tids.tolist(), flat.tolist()):
+            cta = t // self.TPC
+            self._atomic_sync(t, cta, ("g", f // 4), write=write, read=not write, replace=True)
+            if acq:
+                self._acquire(t, cta)
+
+    def _release(self, t: int, cta: int) -> None:
+        """A release by thread ``t``: the accesses its CTA made so far are published by its next
+        atomic (PTX ISA 8.8: "fence; atom" and "atom.release" are release patterns)."""
+        self.rel[cta] += 1
+        self.t_fence[t] = int(self.rel[cta])
+
+    def _acquire(self, t: int, cta: int) -> None:
+        """An acquire by thread ``t``: what the atomics it did since its last fence observed is now
+        ordered before its CTA's later accesses (PTX ISA 8.8: "atom; fence" and "atom.acquire")."""
+        p = self.pending.pop(t, None)
+        if p is not None:
+            if self.acq is None:
+                self.acq = np.zeros((self.ncta, self.ncta), np.int32)
+            self.acq[cta] = np.maximum(self.acq[cta], p)
+
+    def _atomic_sync(self, t: int, cta: int, key, write: bool = True, read: bool = True,
+                     replace: bool = False) -> None:
+        """Release/acquire through fences and atomics, per CTA (see the module docstring): a write
+        after a release publishes what its CTA had acquired and done before it (an RMW adds to what
+        the word carried, a release sequence; a store, ``replace``, starts afresh); a read makes what
+        the word carries pending, until an acquire (a fence, or the instruction's own .acquire)."""
         tf = self.t_fence.get(t, 0)
         sv = self.syncvars.get(key)
-        if tf > 0:
+        if write and replace:
+            sv = None
+            self.syncvars.pop(key, None)
+        if write and tf > 0:
             if self.acq is None:
                 self.acq = np.zeros((self.ncta, self.ncta), np.int32)
             vec = self.acq[cta].copy()
             vec[cta] = max(vec[cta], tf)
             sv = vec if sv is None else np.maximum(sv, vec)
             self.syncvars[key] = sv
-        if sv is not None:
+        if read and sv is not None:
             p = self.pending.get(t)
             self.pending[t] = sv.copy() if p is None else np.maximum(p, sv)
 
@@ -1020,11 +1185,7 @@ class Launch:
         np.add.at(self.rel, ctas, 1)
         for t, c in zip(G.idx.tolist(), ctas.tolist()):
             self.t_fence[t] = int(self.rel[c])
-            p = self.pending.pop(t, None)
-            if p is not None:
-                if self.acq is None:
-                    self.acq = np.zeros((self.ncta, self.ncta), np.int32)
-                self.acq[c] = np.maximum(self.acq[c], p)
+            self._acquire(t, c)
 
     # -- warp-synchronous instructions ----------------------------------------------------------
 
@@ -1434,6 +1595,9 @@ class Launch:
         R, D = self.R, self.D
         while True:
             runnable = np.flatnonzero(self.status == RUN)
+            if self.serial and runnable.size:   # only the first CTA that has not exited runs
+                first = int(np.argmax(self.status != EXIT)) // self.TPC
+                runnable = runnable[runnable // self.TPC == first]
             if runnable.size == 0:
                 if (self.status == EXIT).all():
                     return
@@ -1665,6 +1829,16 @@ class Launch:
             flat[:] = new
 
 
+# What orders a write in one block before a read in another (PTX ISA 8.8 "Release and acquire
+# patterns", 8.9.5 "Causality order"), in the words of the race findings.
+_CROSS_FIX = ("a __threadfence() before the atomic in the writing block, and one after the atomic in the reading "
+              "block that observes it (release, then acquire: PTX ISA 8.8); or an atomic that is itself "
+              "release and acquire (atom.acq_rel, cuda::atomic_ref fetch_add with memory_order_acq_rel); or give "
+              "each block its own element")
+_NO_ACQUIRE = (". The writing block did release its write; the reading block's acquire is missing. The Programming "
+               "Guide's Memory Fence Functions example has no fence after atomicInc; PTX ISA 8.8 needs one there")
+
+
 def _short_name(name: str) -> str:
     """A mangled static variable's own name (``_ZZ9reduce_v4ILi64EEvPKfPfxE4smem`` -> ``smem``)."""
     m = re.search(r"E(\d+)([A-Za-z_]\w*)$", name)
@@ -1774,14 +1948,20 @@ def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
-           max_steps: int = 2_000_000, globals_: Optional[dict] = None) -> Report:
-    """Run one launch; replay it once if a racing store changed what an earlier load had read."""
+           max_steps: int = 2_000_000, globals_: Optional[dict] = None, serial: bool = False) -> Report:
+    """Run one launch; replay it once if a racing store changed what an earlier load had read.
+
+    ``serial``: the CTAs run one after another in linear block order, each to its end before the
+    next starts. The Programming Guide ("Thread Hierarchy") requires that blocks can run "in any
+    order, in parallel or in series": code in which a block waits for a later one never ends here
+    (it runs into ``max_steps``)."""
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
     L = _launcher(module, fn, grid, block, shared_mem, arrays)
-    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_)
+    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_, serial=serial)
     L.run()
     if L.new_racy:
-        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_)
+        L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_,
+                serial=serial)
         L.run()
     L.copy_back()
     return L.report()

@@ -106,7 +106,8 @@ class Kernel:
         return f"<machine kernel {self.name}>"
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0, *,
-                 trace: bool = False, max_steps: int = 2_000_000, globals: Optional[dict] = None) -> Report:
+                 trace: bool = False, max_steps: int = 2_000_000, globals: Optional[dict] = None,
+                 serial: bool = False) -> Report:
         """Launch on the machine: ``grid`` and ``block`` are 1 to 3 ints; ``args`` one per kernel
         parameter (NumPy arrays for pointers, updated in place; NumPy scalars by value).
 
@@ -116,13 +117,16 @@ class Kernel:
         become pointers to buffers updated in place, NumPy scalars are values), or a NumPy array /
         scalar holding the variable's bytes}; e.g. the trace sink of ``-DWARPLAB_TRACE`` kernels:
         ``{"warplab_trace_sink": (held, received, src, np.int64(n_slots), np.int32(n_steps))}``.
+        ``serial=True`` runs the blocks one after another, block 0 first (see
+        :func:`helpers.machine.executor.launch`).
         """
         from helpers.machine.executor import launch
 
         if shared_mem < 0:
             raise ValueError(f"shared_mem must be >= 0 bytes; got {shared_mem}")
         return launch(self.raw_module.module, self.function, _dims("grid", grid), _dims("block", block),
-                      tuple(args), int(shared_mem), trace=trace, max_steps=max_steps, globals_=globals)
+                      tuple(args), int(shared_mem), trace=trace, max_steps=max_steps, globals_=globals,
+                      serial=serial)
 
 
 def _dims(what: str, v: Any) -> tuple[int, int, int]:

@@ -1,6 +1,6 @@
 // Known-wrong answer to thread_sum_vec4_any: thread_sum_vec4's loop, as if in were 16-byte aligned.
-// At in = x + 1 every float4 load is 4 bytes off a 16-byte boundary (the machine reports it; a
-// GPU raises a misaligned-address error).
+// At in = x + 1 every float4 load is 4 bytes off a 16-byte boundary (the machine reports it; PTX
+// ISA 6.4.1: undefined, the load may fault or silently round the address down).
 __device__ float thread_sum_vec4_any(const float* in, long long n) {
     const float4* v4 = reinterpret_cast<const float4*>(in);
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;

@@ -20,3 +20,4 @@ __device__ float thread_sum_vec4_any(const float* in, long long n) {
 // expected status: hazard
 // expected feedback: Out-of-bounds access at line 9
 // expected feedback: byte offset 12 of argument 0 (12 bytes)
+// expected feedback: in = x + 1, so byte offset b of argument 0 is in[b/4 - 1]; the allocation holds 3 floats, so in[1] is the last
