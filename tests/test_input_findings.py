@@ -118,15 +118,15 @@ def test_1_sizes_beyond_the_limits_are_refused_with_the_limit() -> None:
     wr.warp_reduce_trace(np.ones((trace.MAX_TRACE_WARPS, 32), np.int32)[:4], backend=EMU)   # small: fine
 
 
-def test_1_a_million_warps_in_seconds() -> None:
-    """The benchmark's size (scripts/bench_scale.py), once, as a smoke test with a generous bound."""
+def test_1_many_warps_in_seconds() -> None:
+    """2^17 warps as a smoke test with a generous bound (scripts/bench_scale.py measures 10^6)."""
     if os.environ.get("WARPLAB_SKIP_SLOW"):
         pytest.skip("WARPLAB_SKIP_SLOW is set")
-    v = np.random.default_rng(2).integers(-9, 9, (10**6, 32)).astype(np.int32)
+    v = np.random.default_rng(2).integers(-9, 9, (2**17, 32)).astype(np.int32)
     t = time.process_time()
     got = wr.warp_reduce_sum(v, backend=EMU)
-    # the real kernel on the SIMT machine, in bounded launches: about 27 s of CPU on the 2-core machine
-    assert time.process_time() - t < 60
+    # the real kernel on the SIMT machine, in bounded launches: about 40-55 us of CPU a warp
+    assert time.process_time() - t < 30
     assert np.array_equal(got, v.sum(axis=1, dtype=np.int64).astype(np.int32))
 
 
