@@ -99,6 +99,7 @@ def test_report_of_a_recording_carries_its_label_and_stamp() -> None:
     assert "control_ballot" not in rd.report(rec, parts=("shfl_even_d1_exit",))
 
 
+@pytest.mark.needs_nvrtc
 def test_the_kernel_makes_two_separate_calls_in_the_later_variant() -> None:
     """The 'later' lanes must call from another line: NVRTC's PTX keeps two shfl.sync / vote.sync."""
     for expr, op, n in (("diverged_kernel<0, true>", "shfl.sync", 2), ("diverged_kernel<0, false>", "shfl.sync", 1),

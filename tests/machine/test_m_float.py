@@ -8,6 +8,9 @@ import pytest
 from helpers import machine
 from helpers.machine import values
 
+# These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
+pytestmark = pytest.mark.needs_nvrtc
+
 SRC = r"""
 extern "C" __global__ void f32ops(const float* a, const float* b, const float* c, float* out, int n) {
     int i = threadIdx.x;

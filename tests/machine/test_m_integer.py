@@ -5,6 +5,9 @@ import pytest
 
 from helpers import machine
 
+# These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
+pytestmark = pytest.mark.needs_nvrtc
+
 SRC = r"""
 extern "C" __global__ void arith(const int* a, const int* b, int* out, int n) {
     int i = threadIdx.x;

@@ -8,6 +8,9 @@ from helpers import machine
 from helpers.topics import reduce as R
 from helpers.topics import warp_reduce
 
+# These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
+pytestmark = pytest.mark.needs_nvrtc
+
 SUM_INT = "warplab::ops::Sum<int>"
 
 

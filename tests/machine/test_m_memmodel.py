@@ -8,6 +8,9 @@ import pytest
 from helpers import machine
 from helpers.engine import kernels
 
+# These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
+pytestmark = pytest.mark.needs_nvrtc
+
 SRC = r"""
 #include <cuda/atomic>
 

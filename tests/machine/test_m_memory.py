@@ -6,6 +6,9 @@ import pytest
 
 from helpers import machine
 
+# These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
+pytestmark = pytest.mark.needs_nvrtc
+
 SRC = r"""
 __device__ int dev_counter = 7;
 __constant__ float coeffs[4] = {1.5f, -2.0f, 0.25f, 8.0f};

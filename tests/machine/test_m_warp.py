@@ -10,6 +10,9 @@ from helpers import machine
 from helpers.engine import emulator
 from helpers.topics import warp_reduce
 
+# These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
+pytestmark = pytest.mark.needs_nvrtc
+
 MODES = ("idx", "up", "down", "xor")
 
 SYNC_SRC = r"""

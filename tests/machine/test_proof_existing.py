@@ -17,11 +17,13 @@ def rows() -> list[existing.Replayed]:
     return out
 
 
+@pytest.mark.needs_nvrtc
 def test_machine_runs_every_recorded_kernel(rows: list[existing.Replayed]) -> None:
     errors = [(r.name, r.error) for r in rows if r.error]
     assert not errors, errors
 
 
+@pytest.mark.needs_nvrtc
 def test_bit_identical_where_both_say_defined(rows: list[existing.Replayed]) -> None:
     bad = [(r.name, r.mismatches) for r in rows if r.mismatches]
     assert not bad, bad

@@ -9,6 +9,7 @@ from helpers.engine import cases
 from helpers.recording.proof import intrinsics
 
 
+@pytest.mark.needs_nvrtc
 def test_the_28672_configurations_match_the_emulator_on_the_machine() -> None:
     case_list = intrinsics.equivalence_cases()
     assert intrinsics.configurations(case_list) == 28_672
@@ -19,6 +20,7 @@ def test_the_28672_configurations_match_the_emulator_on_the_machine() -> None:
     assert not bad, bad[:10]
 
 
+@pytest.mark.needs_nvrtc
 def test_recorded_h200_cases_match_on_the_machine() -> None:
     if not data.exists("warp_intrinsics"):
         pytest.skip("data/warp_intrinsics.json not recorded yet (python -m helpers.recording.record on a GPU)")

@@ -14,6 +14,7 @@ from helpers import data
 from helpers.recording.proof import agreement, replay, store
 
 
+@pytest.mark.needs_nvrtc
 def test_machine_agrees_with_every_recorded_sanitizer_run() -> None:
     if not (data.exists("sanitizer_ladder") or data.exists("sanitizer_block")):
         pytest.skip("data/sanitizer_*.json not recorded yet (scripts/gpu/reduce.sh, scripts/gpu/block.sh)")
@@ -38,6 +39,7 @@ def test_machine_agrees_with_every_recorded_sanitizer_run() -> None:
             assert r.differs and len(r.beyond) == 1 and "global" in r.beyond[0], (r.kernel, r.beyond)
 
 
+@pytest.mark.needs_nvrtc
 def test_machine_sees_what_compute_sanitizer_cannot() -> None:
     recorded = store.read_json(store.SANITIZER) if "sanitizer" in store.present() else None
     for b in agreement.beyond_the_tools(recorded):
