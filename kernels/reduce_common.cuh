@@ -93,11 +93,22 @@ __device__ __forceinline__ float block_sum_shfl(float v) {
 }
 // [end:block_sum_shfl]
 
-// One 16-byte load: through the read-only path (const __restrict__), or evict-first (__ldcs).
-template <bool STREAM>
+// How thread_sum_vec4 reads its float4 vectors (CUDA C++ Programming Guide, "Read-Only Data Cache
+// Load Function" and "Load Functions Using Cache Hints"):
+//   kPlain:      *p, and the compiler chooses: through a const __restrict__ pointer it emits the
+//                read-only path (ld.global.nc) where it can prove nothing in the kernel writes
+//                memory, which an asm statement with a "memory" clobber (reduce_v9's slots) prevents;
+//   kReadOnly:   __ldg, ld.global.nc whatever else the kernel does (the input is never written
+//                during the launch, which is what the read-only path requires);
+//   kEvictFirst: __ldcs, ld.global.cs: each byte is read once, so it need not stay in L2.
+enum class Loads { kPlain, kReadOnly, kEvictFirst };
+
+template <Loads LOADS>
 __device__ __forceinline__ float4 load_vec4(const float4* __restrict__ p) {
-    if constexpr (STREAM) {
+    if constexpr (LOADS == Loads::kEvictFirst) {
         return __ldcs(p);
+    } else if constexpr (LOADS == Loads::kReadOnly) {
+        return __ldg(p);
     } else {
         return *p;
     }
@@ -113,9 +124,8 @@ __device__ __forceinline__ float4 load_vec4(const float4* __restrict__ p) {
 //         contiguous bytes per load);
 //   tail: the t-th of the 0..3 floats after the last whole vector, if t < tail.
 // Every element of in[0 .. n) is read exactly once by exactly one thread, none past n.
-// STREAM: the body's loads are evict-first (__ldcs, CUDA C++ Programming Guide, "Load Functions
-// Using Cache Hints"): each byte is read once, so it need not stay in L2 (reduce_v9).
-template <int BLOCK, int UNROLL, bool STREAM = false>
+// LOADS: how the body is read (load_vec4 above; reduce_v9 chooses, the others read plainly).
+template <int BLOCK, int UNROLL, Loads LOADS = Loads::kPlain>
 __device__ __forceinline__ float thread_sum_vec4(const float* __restrict__ in, long long n) {
     static_assert(UNROLL >= 1, "UNROLL must be at least 1");
     const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
@@ -135,12 +145,12 @@ __device__ __forceinline__ float thread_sum_vec4(const float* __restrict__ in, l
     for (; i + (UNROLL - 1) * threads < m; i += UNROLL * threads) {
         float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = load_vec4<STREAM>(body + i + u * threads);  // all issued first
+        for (int u = 0; u < UNROLL; ++u) v[u] = load_vec4<LOADS>(body + i + u * threads);  // all issued first
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
     for (; i < m; i += threads) {  // fewer than UNROLL vectors left for this thread
-        const float4 v = load_vec4<STREAM>(body + i);
+        const float4 v = load_vec4<LOADS>(body + i);
         sum += (v.x + v.y) + (v.z + v.w);
     }
     return sum;

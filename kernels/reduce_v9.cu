@@ -57,6 +57,12 @@ __device__ __forceinline__ unsigned int load_u32(const unsigned int* p) {
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
+// The last block's reset of the workspace: strong too, so that it and the other blocks' ticket
+// atomics and tag loads are morally strong pairs, not a data race (PTX ISA, Memory Consistency
+// Model: "Data races"; a plain store there would be one, however it ends in practice).
+__device__ __forceinline__ void store_u32(unsigned int* p, unsigned int v) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
 // [end:v9_slots]
 
 // [anchor:v9_collect]
@@ -107,7 +113,8 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
         ticket = atomicAdd(&state[0], 1u);            // drawn at the start: off the critical path
         tag = wr::load_u32(&state[1]) + 1u;           // this launch's tag
     }
-    float sum = wr::thread_sum_vec4<BLOCK, REDUCE_UNROLL, REDUCE_STREAM != 0>(in, n);
+    constexpr wr::Loads kLoads = REDUCE_STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly;
+    float sum = wr::thread_sum_vec4<BLOCK, REDUCE_UNROLL, kLoads>(in, n);
     sum = wr::block_sum_shfl<BLOCK>(sum);             // valid in thread 0
     if (one_block) {
         if (threadIdx.x == 0) *out = sum;
@@ -122,8 +129,8 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
         const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize>(slots, tag, threadIdx.x));
         if (threadIdx.x == 0) {
             *out = total;
-            state[0] = 0u;  // every block has drawn its ticket: ready for the next launch
-            state[1] = tag; // the next launch tags with tag + 1
+            wr::store_u32(&state[0], 0u);  // every block has drawn its ticket: ready for the next launch
+            wr::store_u32(&state[1], tag); // the next launch tags with tag + 1
         }
         return;
     }
@@ -137,8 +144,8 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
     const float total = wr::block_sum_shfl<BLOCK>(wr::collect_slots<BLOCK>(slots, launch_tag, threadIdx.x));
     if (threadIdx.x == 0) {
         *out = total;
-        state[0] = 0u;
-        state[1] = launch_tag;
+        wr::store_u32(&state[0], 0u);
+        wr::store_u32(&state[1], launch_tag);
     }
 }
 // [end:reduce_v9]

@@ -21,8 +21,7 @@ def test_every_version_sums_exactly_on_the_machine(version: str, block: int) -> 
     run = R.run_passes(x, version, block, backend="emulator")
     assert run.engine == "machine" and run.value == float(x.astype(np.float64).sum())
     assert len(run.passes) == len(run.grids) == len(R.pass_grids(version, x.size, block, R.machine_resident_blocks(block)))
-    if version != "v9":   # v9's launch tag is a formal race in the PTX model (tests/machine/test_m_kernels.py)
-        assert run.defined and not [f for p in run.passes for f in p.report.issues]
+    assert run.defined and not [f for p in run.passes for f in p.report.issues]
 
 
 def test_v4_legacy_races_and_its_sum_is_undefined() -> None:

@@ -116,7 +116,7 @@ def _timed(res: dict[str, Any], prefix: str = "total") -> dict[str, Any]:
     return out
 
 
-def _size_rows(x: Any, n: int, configs: Sequence[tuple[str, Optional[int], int]], seed_blocks: Sequence[int],
+def _size_rows(x: Any, n: int, configs: Sequence[tuple[str, Optional[int], Optional[int]]], seed_blocks: Sequence[int],
                passes: bool, reps: int, replays: int, host_repeats: int, host_all: bool) -> list[dict[str, Any]]:
     """Every row of one size: copy, cupy.sum and the empty kernel, each (version, block, unroll)
     of ``configs`` (block None: the version's own choice) checked then timed end to end (and per
@@ -219,7 +219,7 @@ def _header(kind: str, **fields: Any) -> dict[str, Any]:
             "measured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **fields}
 
 
-def _run(kind: str, sizes: Sequence[int], configs: Sequence[tuple[str, Optional[int], int]], seed_blocks: Sequence[int],
+def _run(kind: str, sizes: Sequence[int], configs: Sequence[tuple[str, Optional[int], Optional[int]]], seed_blocks: Sequence[int],
          passes: bool, reps: int, replays: int, host_repeats: int, host_all: bool, input_seed: int,
          progress: bool) -> list[dict[str, Any]]:
     import cupy
@@ -247,7 +247,7 @@ def run_ladder(sizes: Sequence[int] = DEFAULT_SIZES, versions: Sequence[str] = R
     """The ladder benchmark on this GPU: every version at every size, with cupy.sum, copy, the
     empty kernel and the seed, device time per pass and end to end, host-inclusive end to end.
 
-    Versions run with ``block`` threads (v9 with its own choice, :func:`helpers.topics.reduce.v9_block`);
+    Versions run with ``block`` threads (v9 with its own choice, :func:`helpers.topics.reduce.v9_launch`);
     v4 also with the seed's 128 threads, and the seed kernel with 128 (as printed) and 256, so
     every comparison with the seed is at equal block size. At ``cold_sizes`` the seed is also
     timed its own way, in fresh processes (:func:`fresh_first_launch_us`). Returns a dict
@@ -257,7 +257,7 @@ def run_ladder(sizes: Sequence[int] = DEFAULT_SIZES, versions: Sequence[str] = R
     for v in versions:
         R.check_version(v)
     R.check_block(block)
-    configs = [(v, None if v == "v9" else block, R.DEFAULT_UNROLL) for v in versions]
+    configs = [(v, None, None) if v == "v9" else (v, block, R.DEFAULT_UNROLL) for v in versions]
     if "v4" in versions and block != R.SEED_BLOCK:
         configs.append(("v4", R.SEED_BLOCK, R.DEFAULT_UNROLL))
     seeds = R.SEED_BLOCKS if seed_kernel else ()
@@ -282,7 +282,7 @@ def run_sweep(sizes: Sequence[int] = SWEEP_SIZES, versions: Sequence[str] = SWEE
     _require_gpu()
     for v in versions:
         R.check_version(v)
-    configs = [(v, None if v == "v9" else block, R.DEFAULT_UNROLL) for v in versions]
+    configs = [(v, None, None) if v == "v9" else (v, block, R.DEFAULT_UNROLL) for v in versions]
     rows = _run("sweep", sizes, configs, (), False, reps, replays, host_repeats, True, 2000, progress)
     out = _header("sweep", block=block, reps=reps, replays=replays, host_repeats=host_repeats, sizes=list(sizes),
                   versions=list(versions), rows=rows)

@@ -6,8 +6,8 @@ and writes one partial sum per block (the *first pass*). The *second pass* reduc
 until one value remains: v0..v5 relaunch themselves on the partials (each launch divides the count
 by BLOCK or 2 * BLOCK), the grid-stride kernels v6..v8 take them all in one single-block launch, and
 the one-launch kernels (:data:`ONE_LAUNCH`) need no second launch at all: ``onepass`` (last-block-done)
-and ``v9`` (ticket at the start, tagged partials; its block size, grid and loads follow the size,
-:func:`v9_block`, :func:`grid_size`, :func:`v9_streams`).
+and ``v9`` (ticket at the start, tagged partials; its block size, loads per round, grid and load
+kind follow the size, :func:`v9_launch` and :func:`grid_size`).
 
 A :class:`ReducePlan` holds the grids and the partial buffers for one (version, n, block), so a
 benchmark times launches, not allocations. :func:`reduce_sum` is the one-call convenience.
@@ -53,6 +53,7 @@ MACHINE_MAX_N = 2**20
 # limit (132 SMs x 2048 threads; the recorded v6<256> grid at 2^28 is 1,056 = 132 x 8 blocks).
 MACHINE_SM_COUNT = 132
 MACHINE_THREADS_PER_SM = 2048
+MACHINE_L2_BYTES = 60 * 2**20  # the H200's L2 (cudaDeviceProp.l2CacheSize, data/bench_sweep.json)
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,23 @@ _SPECS: dict[str, Version] = {
 }
 ONE_LAUNCH: tuple[str, ...] = ("onepass", "v9")  # the whole sum in one launch, whatever the grid
 
-# v9's grid (see grid_size): at most this many waves of resident blocks, and about this many loop
+# v9's launch (v9_launch, grid_size), chosen from 2,195 timed settings of block, loads per round,
+# grid and load kind at every size 2^10 .. 2^30 on the H200 (scripts/gpu/reduce_probe.py,
+# 2026-12-04); the recorded sweep (data/bench_sweep.json) is what shows the outcome.
+# Up to V9_ONE_BLOCK_MAX_N floats (64 KiB), one block: no ticket, no slots, nothing to wait for.
+V9_ONE_BLOCK_MAX_N = 2**14
+# L2-resident inputs: at most this many blocks, so that warp 0 of the last block collects every
+# slot in one pass of 4 loads per lane with no block barrier (reduce_v9.cu); 512 threads a block,
+# 1024 once 512 would need more than V9_L2_ROUNDS rounds of loads.
+V9_WARP_SLOTS = 128
+V9_L2_BLOCKS: tuple[int, int] = (512, 1024)
+V9_L2_ROUNDS = 2
+# Inputs in HBM: 1024 threads, at most this many waves of resident blocks, and about this many loop
 # iterations per block before a second wave pays off. CUB's DeviceReduce sizes its grid the same
 # way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
+V9_HBM_BLOCK = 1024
 V9_MAX_WAVES = 5
 V9_ITERATIONS_PER_WAVE = 32
-V9_BLOCKS: tuple[int, int] = (256, 1024)  # small inputs, everything else
 
 
 def uses_unroll(version: str) -> bool:
@@ -184,12 +196,16 @@ def tile_size(version: str, block: int, unroll: int = DEFAULT_UNROLL) -> int:
 
 
 def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks: Optional[int] = None,
-              unroll: int = DEFAULT_UNROLL) -> int:
+              unroll: int = DEFAULT_UNROLL, l2_bytes: Optional[int] = None) -> int:
     """Blocks the first pass of ``version`` launches for ``n`` elements.
 
     v0..v2: ceil(n / block); v3..v5: ceil(n / (2 block)); the grid-stride versions (v6..v8,
     onepass): min(ceil(n / tile), resident_blocks), where ``resident_blocks`` is how many blocks fit
-    on the GPU at once (:func:`resident_blocks`; required for those versions).
+    on the GPU at once (:func:`resident_blocks`; required for those versions). v9 also reads the
+    GPU's ``l2_bytes`` (None: the H200's, :data:`MACHINE_L2_BYTES`, as the machine sizes grids):
+    one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input one round of loads per
+    thread, at most :data:`V9_WARP_SLOTS` blocks; an input in HBM whole waves of resident blocks
+    (:func:`v9_waves`).
     Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
@@ -199,6 +215,13 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
         raise ValueError(f"resident_blocks must be >= 1, an integer ({needed}); got {quote(resident_blocks)}")
     if spec.grid_stride:
         if version == "v9":
+            l2 = MACHINE_L2_BYTES if l2_bytes is None else l2_bytes
+            if not is_integer(l2) or l2 < 1:
+                raise ValueError(f"l2_bytes (the GPU's L2 size) must be an integer >= 1 or None; got {quote(l2_bytes)}")
+            if n <= V9_ONE_BLOCK_MAX_N:
+                return 1
+            if not v9_streams(n, int(l2)):
+                return max(1, min(tiles, V9_WARP_SLOTS, int(resident_blocks)))
             return max(1, min(tiles, v9_waves(tiles, int(resident_blocks)) * int(resident_blocks)))
         return max(1, min(tiles, int(resident_blocks)))
     if tiles > MAX_GRID:
@@ -215,12 +238,36 @@ def v9_waves(tiles: int, resident_blocks: int) -> int:
     return max(1, min(V9_MAX_WAVES, round(tiles / (V9_ITERATIONS_PER_WAVE * resident_blocks))))
 
 
-def v9_block(n: int, sm_count: int, unroll: int = DEFAULT_UNROLL) -> int:
-    """v9's block size for n elements on a GPU of ``sm_count`` SMs: 256 while one block of 256 per
-    SM or fewer covers the input in one round of loads (each block's tree and barrier are cheap),
-    1024 from there (fewer, larger blocks publish fewer partials for the last block to collect)."""
-    small, large = V9_BLOCKS
-    return small if -(-check_n(n) // tile_size("v9", small, unroll)) <= sm_count else large
+@dataclass(frozen=True)
+class V9Launch:
+    """How v9 reads ``n`` floats: threads per block, float4 loads per round (REDUCE_UNROLL), and
+    whether they are evict-first (REDUCE_STREAM); the grid follows (:func:`grid_size`)."""
+
+    block: int
+    unroll: int
+    stream: bool
+
+
+def v9_launch(n: int, l2_bytes: int) -> V9Launch:
+    """v9's launch for ``n`` floats on a GPU with ``l2_bytes`` of L2 (measured, see :data:`V9_ONE_BLOCK_MAX_N`):
+
+    * up to :data:`V9_ONE_BLOCK_MAX_N` floats: one block of about n / 8 threads (128 .. 512), each
+      with up to 4 float4 in one round (fewer, smaller rounds measured faster than a larger block);
+    * an L2-resident input: 512 threads and 4 float4 a round (1024 threads once 512 would need more
+      than :data:`V9_L2_ROUNDS` rounds under the :data:`V9_WARP_SLOTS` grid cap);
+    * an input in HBM: :data:`V9_HBM_BLOCK` threads, 4 float4 a round, evict-first loads.
+    """
+    n = check_n(n)
+    vectors = -(-n // 4)
+    if n <= V9_ONE_BLOCK_MAX_N:
+        block = min(512, max(128, 1 << max(0, (vectors // 2).bit_length() - 1)))
+        unroll = min(DEFAULT_UNROLL, 1 << max(0, (vectors // block).bit_length() - 1))
+        return V9Launch(block, unroll, False)
+    if not v9_streams(n, l2_bytes):
+        small, large = V9_L2_BLOCKS
+        one_round = V9_WARP_SLOTS * tile_size("v9", small, DEFAULT_UNROLL)
+        return V9Launch(small if n <= V9_L2_ROUNDS * one_round else large, DEFAULT_UNROLL, False)
+    return V9Launch(V9_HBM_BLOCK, DEFAULT_UNROLL, True)
 
 
 def v9_streams(n: int, l2_bytes: int) -> bool:
@@ -231,15 +278,15 @@ def v9_streams(n: int, l2_bytes: int) -> bool:
 
 
 def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks: Optional[int] = None,
-               unroll: int = DEFAULT_UNROLL) -> tuple[int, ...]:
+               unroll: int = DEFAULT_UNROLL, l2_bytes: Optional[int] = None) -> tuple[int, ...]:
     """The grid of every launch of a full reduction of ``n`` elements; the last one is 1 block.
 
     ``grids[0]`` is the first pass. v0..v5 then relaunch on the partials until one remains
     (e.g. v3, block 256, n = 2^25: 65536, 128, 1); v6..v8 add one single-block launch;
-    onepass is one launch.
+    onepass and v9 are one launch. Arguments as :func:`grid_size`.
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
-    grids = [grid_size(version, n, block, resident_blocks, unroll)]
+    grids = [grid_size(version, n, block, resident_blocks, unroll, l2_bytes)]
     if version in ONE_LAUNCH:
         return tuple(grids)
     if spec.grid_stride:
@@ -333,11 +380,12 @@ class ReducePlan:
         version, n, block, unroll = self.version, self.n, self.block, self.unroll
         spec = _SPECS[self.version]
         resident = resident_blocks(version, block, unroll) if spec.grid_stride else None
-        self.grids: tuple[int, ...] = pass_grids(version, n, block, resident, unroll)
+        l2 = _l2_bytes(cupy.cuda.Device().id)
+        self.grids: tuple[int, ...] = pass_grids(version, n, block, resident, unroll, l2)
         self.buffers = [cupy.empty(g, dtype=cupy.float32) for g in self.grids]
         if version == "v9":
             self.buffers = [cupy.empty(1, dtype=cupy.float32)]  # v9's partials live in tagged slots
-        self.stream_loads = version == "v9" and v9_streams(n, _l2_bytes(cupy.cuda.Device().id))
+        self.stream_loads = version == "v9" and v9_streams(n, l2)
         self._kernel = _kernel(version, block, unroll, self.stream_loads)  # the second pass: the same kernel
         self._second_launches = [
             ((self.grids[k],), (self.buffers[k - 1], self.buffers[k], numpy.int64(self.grids[k - 1])))
@@ -408,20 +456,29 @@ class ReducePlan:
                 f"grids={self.grids})")
 
 
-def default_block(version: str, n: int) -> int:
-    """The block size a version runs with when none is given: :func:`v9_block` for v9 (from this
-    GPU's SM count), :data:`DEFAULT_BLOCK` for every other version."""
+def default_launch(version: str, n: int) -> tuple[int, int]:
+    """``(block, unroll)`` a version runs with when none is given: :func:`v9_launch`'s for v9 (from
+    this GPU's L2 size), :data:`DEFAULT_BLOCK` and :data:`DEFAULT_UNROLL` for every other version."""
+    n = check_n(n)
     if check_version(version, racy_ok=True) != "v9":
-        return DEFAULT_BLOCK
-    import cupy
+        return DEFAULT_BLOCK, DEFAULT_UNROLL
+    _require_gpu("v9's default launch")
+    chosen = v9_launch(n, _l2_bytes(_device_id()))
+    return chosen.block, chosen.unroll
 
-    return v9_block(n, int(cupy.cuda.Device().attributes["MultiProcessorCount"]))
 
-
-def make_plan(version: str, n: int, block: Optional[int] = None, unroll: int = DEFAULT_UNROLL) -> ReducePlan:
-    """A :class:`ReducePlan` (validated: ValueError names the bad parameter); ``block=None``: the
-    version's :func:`default_block`."""
-    return ReducePlan(version, n, default_block(version, n) if block is None else block, unroll)
+def make_plan(version: str, n: int, block: Optional[int] = None, unroll: Optional[int] = None) -> ReducePlan:
+    """A :class:`ReducePlan` (validated: ValueError names the bad parameter); ``block=None`` or
+    ``unroll=None``: the version's :func:`default_launch`."""
+    check_version(version, racy_ok=True)
+    check_n(n)
+    if block is not None:
+        check_block(block)
+    if unroll is not None:
+        check_unroll(unroll)
+    chosen_block, chosen_unroll = default_launch(version, n)
+    return ReducePlan(version, n, chosen_block if block is None else block,
+                      chosen_unroll if unroll is None else unroll)
 
 
 @dataclass(frozen=True)
@@ -488,7 +545,7 @@ def check_machine_n(n: int) -> int:
 
 
 def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Optional[str] = None,
-               check: bool = False, trace: bool = False, unroll: int = DEFAULT_UNROLL) -> ReduceRun:
+               check: bool = False, trace: bool = False, unroll: Optional[int] = None) -> ReduceRun:
     """Every launch of a full reduction of ``x`` (a non-empty, contiguous float32 NumPy array), each
     through :func:`helpers.topics.launch.launch`, on the engine ``backend`` picks (None: the GPU if one is
     usable, else the SIMT machine; ``"emulator"`` is the machine).
@@ -508,21 +565,24 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
         raise TypeError(f"x must be a NumPy array (use reduce_sum for a cupy array); got "
                         f"{type(x).__module__}.{type(x).__name__}")
     n = check_array(x)
-    unroll = check_unroll(unroll)
+    if unroll is not None:
+        check_unroll(unroll)
     engine = _backend.resolve(backend)
     spec = _SPECS[version]
     on_gpu = engine == "cupy"
     if not on_gpu:
         check_machine_n(n)
-    if block is None:
-        block = (default_block(version, n) if on_gpu else
-                 v9_block(n, MACHINE_SM_COUNT, unroll) if version == "v9" else DEFAULT_BLOCK)
-    block = check_block(block)
+    l2 = _l2_bytes(_device_id()) if on_gpu else MACHINE_L2_BYTES
+    if version == "v9" and block is None:
+        chosen = v9_launch(n, l2)
+        block, unroll = chosen.block, (chosen.unroll if unroll is None else unroll)
+    block = check_block(DEFAULT_BLOCK if block is None else block)
+    unroll = check_unroll(DEFAULT_UNROLL if unroll is None else unroll)
     resident = None
     if spec.grid_stride:
         resident = resident_blocks(version, block, unroll) if on_gpu else machine_resident_blocks(block)
-    grids = pass_grids(version, n, block, resident, unroll)
-    stream = version == "v9" and on_gpu and v9_streams(n, _l2_bytes(_device_id()))
+    grids = pass_grids(version, n, block, resident, unroll, l2)
+    stream = version == "v9" and v9_streams(n, l2)
     defines: tuple[str, ...] = ()
     if spec.vector and not (version == "v9" and unroll == DEFAULT_UNROLL):
         defines = (f"REDUCE_UNROLL={unroll}",)
@@ -562,7 +622,7 @@ def reduce_sum(x: Any, version: str, block: Optional[int] = None, backend: Optio
     :func:`run_passes` on the engine ``backend`` picks (without a GPU, the SIMT machine, n up to
     :data:`MACHINE_MAX_N`).
     ``version`` is one of :data:`VERSIONS` (``"v0"`` ... ``"v8"``, ``"onepass"``, ``"v9"``); ``block`` a
-    power of two in [64, 1024], or None for the version's :func:`default_block`. Runs the first
+    power of two in [64, 1024], or None for the version's :func:`default_launch`. Runs the first
     pass and the second pass and waits for the result.
     Raises ValueError naming ``version``, ``block``, ``n`` or ``x`` when one is not allowed.
     """
@@ -575,10 +635,9 @@ def reduce_sum(x: Any, version: str, block: Optional[int] = None, backend: Optio
         run = run_passes(x, version, block, backend=backend)
         return ReduceResult(run.value, version, run.block, run.n, run.grids, run.engine)
     check_input(x)
-    block = default_block(version, int(x.size)) if block is None else block
-    plan = ReducePlan(version, int(x.size), block)
+    plan = make_plan(version, int(x.size), block)
     value = float(plan(x)[0])
-    return ReduceResult(value, version, block, plan.n, plan.grids)
+    return ReduceResult(value, version, plan.block, plan.n, plan.grids)
 
 
 def first_pass(x: Any, version: str, block: int = DEFAULT_BLOCK, backend: Optional[str] = None) -> Any:

@@ -65,7 +65,7 @@ def test_grid_is_sized_from_the_gpu() -> None:
 def test_v9_is_deterministic_and_advances_its_tag(n: int) -> None:
     x = cupy.random.RandomState(n % 1000).standard_normal(n, dtype=cupy.float32)
     plan = R.make_plan("v9", n)
-    assert plan.block == R.default_block("v9", n)
+    assert (plan.block, plan.unroll) == R.default_launch("v9", n)
     runs = 20 if n < 2**28 else 5
     bits = {int(plan(x).view(cupy.uint32)[0]) for _ in range(runs)}
     bits.add(int(R.make_plan("v9", n)(x).view(cupy.uint32)[0]))
@@ -104,8 +104,9 @@ def test_v9_in_a_replayed_cuda_graph() -> None:
 def test_v9_grid_policy() -> None:
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     small = R.make_plan("v9", 2**16)
-    assert small.block == 256 and small.grids == (-(-2**16 // R.tile_size("v9", 256)),)
+    assert small.block == 512 and small.grids == (-(-2**16 // R.tile_size("v9", 512)),)
     assert R.make_plan("v9", 1024).grids == (1,)  # one block: no ticket, no slots read
+    assert R.make_plan("v9", 2**20).grids == (R.V9_WARP_SLOTS,)
     big = R.make_plan("v9", 2**30)
     resident = R.resident_blocks("v9", big.block)
     assert big.block == 1024 and big.grids[0] == R.V9_MAX_WAVES * resident and resident % sms == 0

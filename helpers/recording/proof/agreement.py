@@ -14,10 +14,9 @@ machine's findings map onto the tools as:
 
 v9 (``v9``: few slots, warp 0 collects; ``v9_many_blocks``: more than 128 slots, the whole last
 block collects) runs as one launch with a fresh zero workspace per offset, as ``ReducePlan`` does;
-its grids are shrunk with n (any grid is correct) but keep the recorded paths. There the tools
-differ on purpose: the machine reports one formal race in *global* memory on v9's launch tag
-(``state[1]``), which racecheck does not check. :data:`TOOLS_DIFFER` names that case; a verdict
-carries it in ``differs`` only when the machine's global findings are exactly that one.
+its grids are shrunk with n (any grid is correct) but keep the recorded paths. A race the machine
+finds in *global* memory is listed beside the verdict (``beyond``): racecheck checks shared memory
+only.
 
 :func:`beyond_the_tools` runs the two launches compute-sanitizer cannot judge
 (:mod:`helpers.recording.proof.sanitize` experiments): the seed's out-of-bounds read inside a pooled block, and
@@ -50,7 +49,6 @@ class Verdict:
     lines: tuple[Any, ...] = ()  # source lines of the findings that decided the verdict
     beyond: tuple[str, ...] = ()  # findings the tool cannot see (global races)
     shape: str = ""
-    differs: str = ""            # a documented difference of the two tools (TOOLS_DIFFER), when it is exactly that
 
     @property
     def agree(self) -> bool:
@@ -71,34 +69,6 @@ def kernel(file: str, expr: str) -> Any:
     """The machine kernel for a registered instantiation (compiled here, cached)."""
     mod, lowered = _module(file)
     return mod.get_function(lowered[expr])
-
-
-# (kernel, tool) -> (the file and source text of the machine's only finding the tool cannot see, why).
-# v9's last block stores the next launch's tag with a plain store, read by the other blocks with
-# ld.relaxed.gpu: a weak/strong pair with no release/acquire, a data race in the PTX memory model
-# (tests/machine/test_m_kernels.py pins it); racecheck checks shared memory only.
-_V9_TAG = ("reduce_v9", "state[1] = ", "the machine's formal race on v9's launch tag (state[1], global memory); "
-           "racecheck checks shared memory only")
-TOOLS_DIFFER: dict[tuple[str, str], tuple[str, str, str]] = {("v9", "racecheck"): _V9_TAG,
-                                                             ("v9_many_blocks", "racecheck"): _V9_TAG}
-
-
-def _source_lines(file: str, text: str) -> set[int]:
-    from helpers.engine import kernels
-
-    src = kernels.source(file).splitlines()
-    return {i + 1 for i, line in enumerate(src) if text in line}
-
-
-def _differs(kernel_name: str, tool: str, reports: Sequence[Any]) -> str:
-    """The TOOLS_DIFFER note when the machine's findings outside the tool are exactly the documented one."""
-    known = TOOLS_DIFFER.get((kernel_name, tool))
-    if known is None:
-        return ""
-    file, text, why = known
-    outside = {(f.kind, f.detail.get("space"), f.line) for r in reports for f in r.issues}
-    lines = _source_lines(file, text)
-    return why if outside and all(k == "race" and sp == "global" and ln in lines for k, sp, ln in outside) else ""
 
 
 def _tool_verdict(reports: Sequence[Any], tool: str) -> tuple[str, tuple, tuple]:
@@ -227,8 +197,6 @@ def verdicts(sources: Sequence[str] = ("sanitizer_ladder", "sanitizer_block")) -
                 rows.append(v)
                 continue
             v.machine, v.lines, v.beyond = _tool_verdict(reports, run["tool"])
-            if src == "sanitizer_ladder":
-                v.differs = _differs(run["kernel"], run["tool"], reports)
             v.kinds = tuple(sorted({f.kind for r in reports for f in r.issues}))
             rows.append(v)
     return rows
@@ -241,8 +209,6 @@ def format_verdicts(rows: Sequence[Verdict]) -> str:
         extra = ", ".join(r.kinds) or "-"
         if r.beyond:
             extra += f" (beyond the tool: {'; '.join(r.beyond)})"
-        if r.differs:
-            extra += f" [tools differ: {r.differs}]"
         lines.append(f"{r.source:<17} {r.kernel:<14} {r.tool:<10} {r.sanitizer:<9} {r.machine[:9]:<9} {extra}"
                      + ("" if r.agree else "   <-- DISAGREE"))
     return "\n".join(lines)

@@ -16,7 +16,7 @@ says:
 A launch that is undefined by its kernel's contract (:func:`helpers.recording.proof.launches.undefined_by_contract`)
 has no output compared as a number: every element counts as undefined, and what the machine
 reported is kept in ``issues``. Where a family declares the machine's findings
-(:func:`helpers.recording.proof.launches.expected_findings`: v9's formal race on its launch tag), any other
+(:func:`helpers.recording.proof.launches.expected_findings`: none at all for v9), any other
 set of findings is a mismatch.
 
 :func:`replay_kernels` and :func:`replay_programs` return one :class:`Outcome` per item;
