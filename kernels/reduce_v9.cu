@@ -14,24 +14,32 @@
 //     sees the tag and the value of the same write, and needs no fence to trust the value;
 //   - the last-started block polls the slots (ld.relaxed.gpu) until every tag is this launch's,
 //     then adds them in index order: the same bits on every run, as onepass. Up to 128 slots,
-//     warp 0 alone publishes and collects (no block barrier); beyond, the whole last block does.
+//     warp 0 alone publishes and collects (no block barrier); beyond, the whole last block does;
+//   - each block's own tree ends with thread 0 adding the warp sums in order (block_sum_in_order),
+//     not a second round of shuffles: a shorter chain of dependent steps;
+//   - the input is read through the read-only path (__ldg, ld.global.nc) explicitly: the slots'
+//     asm statements keep the compiler from inferring it, as it does for reduce_v8.
 // The tag is a launch count kept in the workspace (state[1]): read by each block when it starts,
-// advanced by the last block when it ends, so the next launch on the same stream sees it.
-// The dispatcher (helpers/reduce.py: v9_block, grid_size, v9_streams) sizes the grid: below the
-// L2's size every thread issues its REDUCE_UNROLL loads once; above it, a few waves of resident
-// blocks stream from HBM, and the loads are evict-first (-DREDUCE_STREAM=1: __ldcs, each byte is
-// read once, so keeping it in L2 would only push out what is still to be read).
+// advanced by the last block when it ends, so the next launch on the same stream sees it. The
+// last block's reset of the workspace is strong too (st.relaxed.gpu), so no access to it is a
+// data race in the PTX memory model.
+// The dispatcher (helpers/topics/reduce.py: v9_launch, grid_size) sizes the launch from
+// measurements: up to 2^14 floats one block (no ticket, no slots); below the L2's size 512 threads
+// (1024 from 2^22 floats), every thread issuing its REDUCE_UNROLL loads once, at most 128 blocks;
+// above it, a few waves of resident blocks stream from HBM, and the loads are evict-first
+// (-DREDUCE_STREAM=1: __ldcs, each byte is read once, so keeping it in L2 would only push out what
+// is still to be read).
 // Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
-// memory system. At large n the loads run at about 95 % of the HBM3e datasheet's 4.8 TB/s, which
-// is where cupy.sum (CUB) runs too; at n = 2^20 the kernel's fixed costs (launch, first load,
-// block tree, publish, poll) take more time than moving the 4 MiB.
+// memory system. At large n the loads run at 94 to 97 % of the HBM3e datasheet's 4.8 TB/s, where
+// cupy.sum (CUB) runs too; at n = 2^20 the kernel's fixed costs (launch, first load, block tree,
+// publish, poll) take more time than moving the 4 MiB.
 //
 // Contract: blockDim.x == BLOCK, a power of two in [64, 1024]; any grid >= 1; `slots` holds at
 // least gridDim.x 64-bit words and `state` two 32-bit words, all zero when first allocated and
 // then owned by one stream with one grid (the last block resets state[0] and advances state[1]);
 // two launches sharing a workspace must not run concurrently; `in` any 4-byte aligned float*
 // (as reduce_v8); n >= 1. *out = the sum of in[0 .. n). Build with -DREDUCE_UNROLL=k as reduce_v8
-// and -DREDUCE_STREAM=0|1 (plain or evict-first loads; default 0).
+// and -DREDUCE_STREAM=0|1 (read-only or evict-first loads; default 0).
 #include "reduce_common.cuh"
 
 #ifndef REDUCE_UNROLL
@@ -91,6 +99,30 @@ __device__ __forceinline__ float collect_slots(const unsigned long long* slots, 
 }
 // [end:v9_collect]
 
+// [anchor:block_sum_in_order]
+// The block's sum, valid in thread 0: each warp reduces its 32 values with WarpReduceSum, lane 0
+// parks the warp's sum in shared memory, and after one __syncthreads() thread 0 adds the BLOCK/32
+// warp sums in index order. block_sum_shfl's second WarpReduceSum is five shuffles, each waiting
+// for the one before; here the shared-memory loads are independent and the adds take a few cycles
+// each: one block of 128 to 512 threads measured 0.05 to 0.18 us faster on the H200
+// (docs/probes/v9_round3.md). Called by every thread of the block (it contains a barrier); a
+// caller that calls it again must put a __syncthreads() between the two calls.
+template <int BLOCK>
+__device__ __forceinline__ float block_sum_in_order(float v) {
+    constexpr int kWarps = BLOCK / kWarpSize;
+    __shared__ float warp_sums[kWarps];
+    v = WarpReduceSum(v);
+    if (threadIdx.x % kWarpSize == 0) warp_sums[threadIdx.x / kWarpSize] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        v = warp_sums[0];
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w) v += warp_sums[w];
+    }
+    return v;
+}
+// [end:block_sum_in_order]
+
 }  // namespace reduce
 }  // namespace warplab
 
@@ -115,7 +147,7 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
     }
     constexpr wr::Loads kLoads = REDUCE_STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly;
     float sum = wr::thread_sum_vec4<BLOCK, REDUCE_UNROLL, kLoads>(in, n);
-    sum = wr::block_sum_shfl<BLOCK>(sum);             // valid in thread 0
+    sum = wr::block_sum_in_order<BLOCK>(sum);         // valid in thread 0
     if (one_block) {
         if (threadIdx.x == 0) *out = sum;
         return;
@@ -139,9 +171,9 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
         is_last_block = (ticket == gridDim.x - 1);
         launch_tag = tag;
     }
-    __syncthreads();  // also separates the two block_sum_shfl calls (they share warp_sums)
+    __syncthreads();  // also separates the two block_sum_in_order calls (they share warp_sums)
     if (!is_last_block) return;  // uniform across the block
-    const float total = wr::block_sum_shfl<BLOCK>(wr::collect_slots<BLOCK>(slots, launch_tag, threadIdx.x));
+    const float total = wr::block_sum_in_order<BLOCK>(wr::collect_slots<BLOCK>(slots, launch_tag, threadIdx.x));
     if (threadIdx.x == 0) {
         *out = total;
         wr::store_u32(&state[0], 0u);

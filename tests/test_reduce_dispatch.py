@@ -135,7 +135,7 @@ def test_v9_grid_regimes() -> None:
     assert R.pass_grids("v9", 2**30, 1024, 264, 4, l2) == (R.V9_MAX_WAVES * 264,)
     launches = {k: R.v9_launch(2**k, l2) for k in (10, 11, 12, 13, 14, 16, 21, 22, 24)}
     assert [(v.block, v.unroll, v.stream) for v in launches.values()] == [
-        (128, 2, False), (256, 2, False), (512, 2, False), (512, 4, False), (512, 4, False),
+        (128, 2, False), (128, 4, False), (256, 4, False), (512, 4, False), (512, 4, False),
         (512, 4, False), (512, 4, False), (1024, 4, False), (1024, 4, True)]
     assert R.v9_launch(5, l2) == R.V9Launch(128, 1, False)
     assert R.v9_waves(10, 264) == 1 and R.v9_waves(10**9, 264) == R.V9_MAX_WAVES

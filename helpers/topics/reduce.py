@@ -84,8 +84,9 @@ _SPECS: dict[str, Version] = {
 ONE_LAUNCH: tuple[str, ...] = ("onepass", "v9")  # the whole sum in one launch, whatever the grid
 
 # v9's launch (v9_launch, grid_size), chosen from 2,195 timed settings of block, loads per round,
-# grid and load kind at every size 2^10 .. 2^30 on the H200 (scripts/gpu/reduce_probe.py,
-# 2026-12-04); the recorded sweep (data/bench_sweep.json) is what shows the outcome.
+# grid and load kind at every size 2^10 .. 2^30 on the H200 (scripts/gpu/reduce_probe.py, and
+# scripts/gpu/one_block_probe.py for one block; docs/probes/v9_round3.md, 2026-12-04); the
+# recorded sweep (data/bench_sweep.json) is what shows the outcome.
 # Up to V9_ONE_BLOCK_MAX_N floats (64 KiB), one block: no ticket, no slots, nothing to wait for.
 V9_ONE_BLOCK_MAX_N = 2**14
 # L2-resident inputs: at most this many blocks, so that warp 0 of the last block collects every
@@ -251,8 +252,8 @@ class V9Launch:
 def v9_launch(n: int, l2_bytes: int) -> V9Launch:
     """v9's launch for ``n`` floats on a GPU with ``l2_bytes`` of L2 (measured, see :data:`V9_ONE_BLOCK_MAX_N`):
 
-    * up to :data:`V9_ONE_BLOCK_MAX_N` floats: one block of about n / 8 threads (128 .. 512), each
-      with up to 4 float4 in one round (fewer, smaller rounds measured faster than a larger block);
+    * up to :data:`V9_ONE_BLOCK_MAX_N` floats: one block of about n / 16 threads (128 .. 512), so
+      that every thread issues its 4 float4 loads at once (2 for the smallest inputs);
     * an L2-resident input: 512 threads and 4 float4 a round (1024 threads once 512 would need more
       than :data:`V9_L2_ROUNDS` rounds under the :data:`V9_WARP_SLOTS` grid cap);
     * an input in HBM: :data:`V9_HBM_BLOCK` threads, 4 float4 a round, evict-first loads.
@@ -260,7 +261,7 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
     n = check_n(n)
     vectors = -(-n // 4)
     if n <= V9_ONE_BLOCK_MAX_N:
-        block = min(512, max(128, 1 << max(0, (vectors // 2).bit_length() - 1)))
+        block = min(512, max(128, 1 << max(0, (vectors // DEFAULT_UNROLL).bit_length() - 1)))
         unroll = min(DEFAULT_UNROLL, 1 << max(0, (vectors // block).bit_length() - 1))
         return V9Launch(block, unroll, False)
     if not v9_streams(n, l2_bytes):
@@ -757,8 +758,9 @@ def error_bound(x_abs_sum: float, n: int, version: str, block: int = DEFAULT_BLO
 
     ``u = 2^-24`` (float32 unit roundoff); ``depth`` bounds how many float32 additions any one
     element passes through: the per-thread chain (``ceil(n / threads)`` loads for the grid-stride
-    versions, times 1 for the float4 lane sum), the block trees (log2 of everything that is left)
-    and a margin. ``first_grid`` (the first pass's grid) is needed for the grid-stride versions.
+    versions, times 1 for the float4 lane sum), the block trees (log2 of everything that is left;
+    for v9 also thread 0's in-order adds of the warp sums) and a margin. ``first_grid`` (the first
+    pass's grid) is needed for the grid-stride versions.
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
     n, block = check_n(n), check_block(block)
@@ -771,5 +773,7 @@ def error_bound(x_abs_sum: float, n: int, version: str, block: int = DEFAULT_BLO
     if spec.grid_stride:
         threads = (first_grid or 1) * block
         chain = 4 + -(-n // threads)
+    if version == "v9":   # its block trees end in thread 0 adding the block's warp sums in order, twice at most
+        chain += 2 * (block // 32)
     depth = chain + 2 * math.ceil(math.log2(max(n, 2))) + 4
     return depth * 2.0**-24 * x_abs_sum
