@@ -1,6 +1,7 @@
-// Pieces shared by the reduction ladder, kernels/reduce_v0.cu ... reduce_v8.cu and reduce_onepass.cu.
+// Pieces shared by the reduction ladder, kernels/reduce_v0.cu ... reduce_v9.cu and reduce_onepass.cu.
 //
-// Contract of every ladder kernel (one signature for all, one dispatcher: helpers/reduce.py):
+// Contract of every ladder kernel (one signature for all, one dispatcher: helpers/topics/reduce.py;
+// onepass and v9 add their workspaces, kernels/reduce_onepass.cu and reduce_v9.cu):
 //
 //   template <int BLOCK>
 //   __global__ void reduce_vN(const float* __restrict__ in, float* __restrict__ out, long long n);
@@ -95,9 +96,10 @@ __device__ __forceinline__ float block_sum_shfl(float v) {
 
 // How thread_sum_vec4 reads its float4 vectors (CUDA C++ Programming Guide, "Read-Only Data Cache
 // Load Function" and "Load Functions Using Cache Hints"):
-//   kPlain:      *p, and the compiler chooses: through a const __restrict__ pointer it emits the
-//                read-only path (ld.global.nc) where it can prove nothing in the kernel writes
-//                memory, which an asm statement with a "memory" clobber (reduce_v9's slots) prevents;
+//   kPlain:      *p, and the compiler chooses: it emits the read-only path (ld.global.nc) where it
+//                can prove the data is not written during the kernel, which const __restrict__
+//                helps; it did for reduce_v8, and did not for reduce_v9 (its PTX had plain
+//                ld.global), whose asm statements with a "memory" clobber may write anything;
 //   kReadOnly:   __ldg, ld.global.nc whatever else the kernel does (the input is never written
 //                during the launch, which is what the read-only path requires);
 //   kEvictFirst: __ldcs, ld.global.cs: each byte is read once, so it need not stay in L2.

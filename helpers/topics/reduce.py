@@ -41,7 +41,7 @@ ALL_VERSIONS: tuple[str, ...] = VERSIONS + RACY
 
 BLOCKS: tuple[int, ...] = (64, 128, 256, 512, 1024)
 DEFAULT_BLOCK = 256
-DEFAULT_UNROLL = 4          # float4 loads in flight per thread per iteration (v8, onepass)
+DEFAULT_UNROLL = 4          # float4 loads in flight per thread per iteration (v8, onepass, v9)
 UNROLLS: tuple[int, ...] = (1, 2, 4, 8, 16)
 SEED_BLOCK = 128            # the seed launches reduce_v4<128> with 128 threads ...
 SEED_TILE = 2 * SEED_BLOCK  # ... and ceil(N / 256) blocks: 2 elements per thread
@@ -104,7 +104,7 @@ V9_ITERATIONS_PER_WAVE = 32
 
 
 def uses_unroll(version: str) -> bool:
-    """True for the float4 kernels (v8, onepass), whose loads in flight are set by ``unroll``."""
+    """True for the float4 kernels (v8, onepass, v9), whose loads in flight are set by ``unroll``."""
     return _SPECS[check_version(version, racy_ok=True)].vector
 
 
@@ -204,9 +204,9 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
     onepass): min(ceil(n / tile), resident_blocks), where ``resident_blocks`` is how many blocks fit
     on the GPU at once (:func:`resident_blocks`; required for those versions). v9 also reads the
     GPU's ``l2_bytes`` (None: the H200's, :data:`MACHINE_L2_BYTES`, as the machine sizes grids):
-    one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input one round of loads per
-    thread, at most :data:`V9_WARP_SLOTS` blocks; an input in HBM whole waves of resident blocks
-    (:func:`v9_waves`).
+    one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input as few rounds of loads per
+    thread as at most :data:`V9_WARP_SLOTS` blocks allow; an input in HBM whole waves of resident
+    blocks (:func:`v9_waves`).
     Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
@@ -273,7 +273,7 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
 
 def v9_streams(n: int, l2_bytes: int) -> bool:
     """True when v9 reads ``n`` floats with evict-first loads: when they do not fit in the L2 of
-    ``l2_bytes`` (from HBM, each byte read once); below that, plain loads, so a repeated sum of
+    ``l2_bytes`` (from HBM, each byte read once); below that, read-only loads (``__ldg``), so a repeated sum of
     the same array finds it in L2."""
     return 4 * check_n(n) > l2_bytes
 
