@@ -57,7 +57,7 @@ from helpers.machine.warpsync import BadOperand
 RUN, BAR, WS, EXIT = 0, 1, 2, 3
 LANE = np.arange(32, dtype=np.int64)
 ONES = {1: np.uint8(1), 2: np.uint16(0x0101), 4: np.uint32(0x01010101), 8: np.uint64(0x0101010101010101)}
-BIG = np.int64(1) << np.int64(40)
+WSHIFT = 40   # a warp number << WSHIFT | an address below 2^40: one sortable key
 
 
 class Group:
@@ -173,8 +173,10 @@ def _contractable(fn: Function) -> list[tuple]:
 
 
 def _distinct(key: np.ndarray) -> np.ndarray:
-    """The distinct values of ``key``, ascending (``np.unique`` without its overhead; sorts ``key``)."""
-    key.sort()
+    """The distinct values of ``key``, ascending (``np.unique`` without its overhead; sorts ``key``
+    unless it is already in order, as the accesses of whole warps to consecutive addresses are)."""
+    if key.size > 1 and not (key[1:] >= key[:-1]).all():
+        key.sort()
     first = np.empty(key.size, bool)
     first[0] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
@@ -240,6 +242,7 @@ class Launch:
         self.vol = np.array([bool(_strength(ins)) or "volatile" in ins.mods for ins in fn.instrs] or [False])
         self.sem = [_order(ins) for ins in fn.instrs]
         self.used = False
+        self.gspace = self.sspace = self.lspace = None
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
               globals_: Optional[dict] = None, serial: bool = False) -> None:
@@ -377,7 +380,7 @@ class Launch:
                                  f"it uses {sorted(known) or 'none'}")
             var_bytes[name] = self._pack_global(name, value, known[name], gl)
         self.glayout = gl
-        self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
+        self.gspace = self._space(self.gspace, "global", gl.size, defined=True, track_written=False, races=True)
         for a, al in zip(args, self.arg_allocs):
             if al is not None and al.nbytes:
                 self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
@@ -396,9 +399,20 @@ class Launch:
             pbytes[o:o + p.size] = _param_bytes(i, p, a, self.arg_allocs[i])
         self.pspace = mem.Space("param", len(pbytes), defined=True, track_written=False, races=False)
         self.pspace.data[:len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
-        self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
-        self.lspace = mem.Space("local", self.T * self.L_stride if self.L_total else 16, defined=False,
-                                track_written=True, races=False)
+        # with no shared memory every shared access is out of bounds: nothing to keep per CTA
+        self.sspace = self._space(self.sspace, "shared", self.ncta * self.S_stride if self.S_total else 0,
+                                  defined=False, track_written=True, races=True)
+        self.lspace = self._space(self.lspace, "local", self.T * self.L_stride if self.L_total else 0, defined=False,
+                                  track_written=True, races=False)
+
+    @staticmethod
+    def _space(old: Optional[mem.Space], name: str, nbytes: int, **kind) -> mem.Space:
+        """A fresh space of ``nbytes``: the previous launch's reset in place when it has that size (its
+        memory is already mapped: refilling it costs a fraction of allocating and faulting in new pages)."""
+        if old is not None and old.size == mem.Space.rounded(nbytes):
+            old.reset()
+            return old
+        return mem.Space(name, nbytes, **kind)
 
     def _pack_global(self, name: str, value, var, gl: mem.GlobalLayout) -> bytes:
         """The bytes of a __device__ variable: raw (an array or scalar of its size) or a tuple of
@@ -710,16 +724,30 @@ class Launch:
         al = self.glayout.find(int(a))
         return f"{al.name} byte {int(a) - al.base}" if al else f"address {a:#x}"
 
+    def _stamps(self, tids: np.ndarray) -> tuple:
+        """(barrier epoch, warp clock, release stamp) of an access by ``tids`` now; each a scalar 0
+        while no barrier, warp sync or release has happened, so records need no column for it."""
+        ep = rel = 0
+        cta = None
+        if self.bepoch.any():
+            cta = tids // self.TPC
+            ep = self.bepoch[cta]
+        clk = self.vc[tids >> 5, tids & 31, tids & 31] if self.vc is not None else 0
+        if self.rel.any():
+            rel = self.rel[tids // self.TPC if cta is None else cta]
+        return ep, clk, rel
+
     def _record(self, tids: np.ndarray, pc: int, bm) -> np.ndarray:
-        cta = tids // self.TPC
         rec = np.empty((tids.size, NREC), np.int32)
         rec[:, TID] = tids
         rec[:, PC] = pc
-        rec[:, EP] = self.bepoch[cta]
-        rec[:, CLK] = self.vc[tids >> 5, tids & 31, tids & 31] if self.vc is not None else 0
-        rec[:, REL] = self.rel[cta]
+        rec[:, EP], rec[:, CLK], rec[:, REL] = self._stamps(tids)
         rec[:, BYTES] = bm
         return rec
+
+    def _put(self, recs: mem.Records, words: np.ndarray, tids: np.ndarray, pc: int, bm) -> None:
+        """Record an access at ``words`` by ``tids`` (one per word) now."""
+        recs.put(words, tids, pc, *self._stamps(tids), 15 if bm is None else bm)
 
     def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int, read: bool = False) -> np.ndarray:
         """Which recorded accesses cannot race with this one by ``tids`` at ``pc``: the same thread,
@@ -763,17 +791,26 @@ class Launch:
         words = (w0[:, None] + np.arange(nw)).ravel()
         return words, None, np.repeat(np.arange(flat.size), nw)
 
-    def _conflicts(self, sp: mem.Space, ins, hazard: str, recs: np.ndarray, tids: np.ndarray, bm,
-                   words: np.ndarray) -> np.ndarray:
-        """Which records ``recs`` (one per word this access by ``tids`` touches) it races with: a
-        record on the same bytes that nothing orders before it (:meth:`_ordered`). Reports them."""
-        live = recs[:, TID] >= 0
+    def _conflicts(self, sp: mem.Space, ins, hazard: str, recs: mem.Records, tids: np.ndarray, bm,
+                   words: np.ndarray) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Which of the records ``recs`` at ``words`` (the words this access by ``tids``, one per
+        word, touches) it races with: a record on the same bytes that nothing orders before it
+        (:meth:`_ordered`). Reports them; returns their positions in ``words`` and their rows, or None."""
+        if recs.empty:
+            return None
+        live = recs.tids(words) >= 0
         if bm is not None:
-            live &= (recs[:, BYTES] & bm) != 0
-        if live.any():
-            live &= ~self._ordered(recs, tids, ins.index)
-            self._race(sp, ins, hazard, tids, recs, live, words)
-        return live
+            live &= (recs.column(BYTES, words) & bm) != 0
+        i = np.flatnonzero(live)
+        if i.size == 0:
+            return None
+        rows = recs.rows(words[i])
+        racing = ~self._ordered(rows, tids[i], ins.index)
+        if not racing.any():
+            return None
+        i, rows = i[racing], rows[racing]
+        self._race(sp, ins, hazard, tids[i], rows, np.ones(i.size, bool), words[i])
+        return i, rows
 
     def _race(self, sp: mem.Space, ins, hazard: str, rec_tids, recs, live, words) -> None:
         """Report live conflicting records as races (aggregated by the two PCs and the hazard)."""
@@ -831,18 +868,18 @@ class Launch:
         if sp is self.sspace:
             words, _, idx = self._words(flat, nbytes)
             w = warps if idx is None else warps[idx]
-            key = _distinct(w * BIG + words)
-            uw = key // BIG
+            key = _distinct((w << WSHIFT) | words)
+            uw = key >> WSHIFT
             w0 = int(uw[0])
-            cnt = np.bincount((uw - w0) * 32 + (key % BIG) % 32, minlength=(int(uw[-1]) - w0 + 1) * 32)
+            cnt = np.bincount((uw - w0) * 32 + (key & 31), minlength=(int(uw[-1]) - w0 + 1) * 32)
             wl, per = self._count_requests(ins, "shared", "wavefronts", w0, cnt.reshape(-1, 32).max(axis=1))
             if self.trace_on:
                 self.shared_events.append((self.steps, ins.index, wl, per))
         elif sp is self.gspace:
-            key = warps * BIG + flat // 32  # an aligned access of <= 16 bytes stays in one sector
+            key = (warps << WSHIFT) | (flat >> 5)  # an aligned access of <= 16 bytes stays in one sector
             if nbytes > 16:
-                key = np.concatenate([key, warps * BIG + (flat + nbytes - 1) // 32])
-            uw = _distinct(key) // BIG
+                key = np.concatenate([key, (warps << WSHIFT) | ((flat + nbytes - 1) >> 5)])
+            uw = _distinct(key) >> WSHIFT
             w0 = int(uw[0])
             self._count_requests(ins, "global", "sectors", w0, np.bincount(uw - w0))
 
@@ -882,10 +919,10 @@ class Launch:
                 wt = tids if eidx is None else tids[eidx]
                 if read_only and sp is self.gspace:
                     d = self._noncoherent(ins, sp, words, wt, eidx, pos.size, vec, d)
-                live = self._conflicts(sp, ins, "RAW", sp.W[words], wt, bm, words)
-                if live.any():
-                    changed = live & sp.w_chg[words]
-                    if changed.any():
+                hit = self._conflicts(sp, ins, "RAW", sp.W, wt, bm, words)
+                if hit is not None:
+                    changed = hit[0][sp.w_chg[words[hit[0]]]]
+                    if changed.size:
                         badel = np.zeros(pos.size, bool)
                         badel[changed if eidx is None else eidx[changed]] = True
                         d = d & (~badel if vec == 1 else ~badel[:, None])
@@ -894,18 +931,16 @@ class Launch:
                     if mark.any():
                         d = d & (~mark if vec == 1 else ~mark[:, None])
                 if not read_only:
-                    rec = self._record(wt, ins.index, 15 if bm is None else bm)
-                    r1t = sp.R1[words, TID]
-                    shift = (r1t >= 0) & (r1t != wt)
-                    if shift.any():
-                        ws_ = words[shift]
-                        sp.R2[ws_] = sp.R1[ws_]
-                    sp.R1[words] = rec
-                    ar = self.arange[:words.size]
-                    sp.scratch[words] = ar
-                    dup = sp.scratch[words] != ar
-                    if dup.any():
-                        sp.R2[words[dup]] = rec[dup]
+                    if not sp.R1.empty:
+                        r1t = sp.R1.tids(words)
+                        shift = (r1t >= 0) & (r1t != wt)
+                        if shift.any():
+                            sp.R2.copy_from(sp.R1, words[shift])
+                    self._put(sp.R1, words, wt, ins.index, bm)
+                    last = sp.last_of(words)
+                    if last is not None:
+                        dup = np.flatnonzero(last != np.arange(words.size))
+                        self._put(sp.R2, words[dup], wt[dup], ins.index, None if bm is None else bm[dup])
             if sp is self.gspace and self.strong[ins.index] >= 2:
                 self._strong_sync(G.idx[pos], flat, ins, write=False)
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
@@ -932,14 +967,14 @@ class Launch:
         memory consistency model does not apply to the non-coherent texture path (ld.global.nc), and
         9.7.9.8 ld: .nc is for data read-only for the kernel's lifetime. No fence orders such a read
         after the write, so its value is undefined (``d`` marked)."""
-        W = sp.W[words]
-        hit = W[:, TID] >= 0
+        hit = sp.W.tids(words) >= 0
         if self.last_atom:
             hit |= np.isin(words, np.fromiter(self.last_atom, np.int64, len(self.last_atom)))
         if not hit.any():
             return d
         i = int(np.flatnonzero(hit)[0])
-        by = (f"thread {self._tdesc(int(W[i, TID]))} wrote it at {self.where(int(W[i, PC]))}" if W[i, TID] >= 0
+        w_tid, w_pc = (int(x) for x in sp.W.rows(words[i:i + 1])[0, [TID, PC]])
+        by = (f"thread {self._tdesc(w_tid)} wrote it at {self.where(w_pc)}" if w_tid >= 0
               else f"thread {self._tdesc(self.last_atom[int(words[i])][0])} updated it with an atomic at "
                    f"{self.where(self.last_atom[int(words[i])][1])}")
         self.add_finding(
@@ -950,7 +985,7 @@ class Launch:
             f"model does not apply to ld.global.nc and fences do not order it (PTX ISA 8.1), so it may return "
             f"the old value (fix: a plain load, e.g. no __ldg and no const __restrict__ on that pointer)",
             threads=(int(wt[i]),), count=int(hit.sum()),
-            other_pc=int(W[i, PC]) if W[i, TID] >= 0 else self.last_atom[int(words[i])][1],
+            other_pc=w_pc if w_tid >= 0 else self.last_atom[int(words[i])][1],
             key_extra=("nc",), hazard="RAW", space="global", between="non-coherent")
         bad = np.zeros(n, bool)
         bad[hit if eidx is None else eidx[hit]] = True
@@ -999,29 +1034,26 @@ class Launch:
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
                 chg = chg_el if eidx is None else chg_el[eidx]
-                live = self._conflicts(sp, ins, "WAW", sp.W[words], wt, bm, words)
-                if live.any():
-                    lost = np.zeros(pos.size, bool)
-                    lc = live & chg
-                    lost[lc if eidx is None else eidx[lc]] = True
-                    d &= ~lost if vec == 1 else ~lost[:, None]
+                hit = self._conflicts(sp, ins, "WAW", sp.W, wt, bm, words)
+                if hit is not None:
+                    lc = hit[0][chg[hit[0]]]
+                    if lc.size:
+                        lost = np.zeros(pos.size, bool)
+                        lost[lc if eidx is None else eidx[lc]] = True
+                        d &= ~lost if vec == 1 else ~lost[:, None]
                 for R in (sp.R1, sp.R2):
-                    Rr = R[words]
-                    lr = self._conflicts(sp, ins, "WAR", Rr, wt, bm, words)
-                    if lr.any():
-                        hit = lr & chg
-                        for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
+                    hit = self._conflicts(sp, ins, "WAR", R, wt, bm, words)
+                    if hit is not None:
+                        sel = chg[hit[0]]
+                        for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
                             key = (int(rt_), int(rpc))
                             if key not in self.racy_loads:
                                 self.new_racy.add(key)
                 # two threads of this group writing the same bytes
                 keyw = flat if nbytes < 4 else flat // 4
-                ar = self.arange[:keyw.size]
-                sp.scratch[keyw] = ar
-                last = sp.scratch[keyw]
-                dup = last != ar
-                if dup.any():
-                    i = np.flatnonzero(dup)
+                last = sp.last_of(keyw)
+                if last is not None:
+                    i = np.flatnonzero(last != np.arange(keyw.size))
                     fake = np.zeros((i.size, NREC), np.int32)
                     fake[:, TID] = tids[i]
                     fake[:, PC] = ins.index
@@ -1031,11 +1063,10 @@ class Launch:
                     differ = (np.atleast_2d(ni != nl)).any(axis=0)
                     if differ.any():
                         d[last[i][differ]] = False
-                rec = self._record(wt, ins.index, 15 if bm is None else bm)
-                sp.W[words] = rec
+                self._put(sp.W, words, wt, ins.index, bm)
                 sp.w_chg[words] = chg
-                sp.R1[words, TID] = -1
-                sp.R2[words, TID] = -1
+                sp.R1.clear(words)
+                sp.R2.clear(words)
             view[idx] = new
             sp.defined.view(ut)[idx] = np.where(d, ONES[es], ut(0))
             if sp.written is not None:
@@ -1118,7 +1149,7 @@ class Launch:
                 f"that other blocks update)",
                 threads=(last[0], t), other_pc=last[1], key_extra=("scope",), hazard="atomic", space="global",
                 between="blocks")   # the values stay as computed: the finding alone fails the answer
-        for recs in (self.value_w.get(w), self.gspace.W[words]):
+        for recs in (self.value_w.get(w), self.gspace.W.rows(words)):
             if recs is None or recs[0, TID] < 0 or int(recs[0, TID]) // self.TPC == cta:
                 continue
             live = ~self._ordered(recs, tids, ins.index, read=True)
