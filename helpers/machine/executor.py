@@ -51,10 +51,14 @@ from helpers.machine import decode as dec
 from helpers.machine import memory as mem
 from helpers.machine.memory import BYTES, CLK, EP, NREC, PC, REL, TID
 from helpers.machine.ptx import Addr, Function, Module, Reg, Sym, type_size
+from helpers.machine.registers import Registers
 from helpers.machine.report import Counters, Finding, MachineError, Report, UnsupportedInstruction
 from helpers.machine.warpsync import BadOperand
 
 RUN, BAR, WS, EXIT = 0, 1, 2, 3
+_SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%gridid", "%nsmid",
+             "%dynamic_smem_size", "%total_smem_size")
+_LANEMASKS = ("eq", "lt", "le", "gt", "ge")
 LANE = np.arange(32, dtype=np.int64)
 ONES = {1: np.uint8(1), 2: np.uint16(0x0101), 4: np.uint32(0x01010101), 8: np.uint64(0x0101010101010101)}
 WSHIFT = 40   # a warp number << WSHIFT | an address below 2^40: one sortable key
@@ -188,51 +192,24 @@ def _align(x: int, a: int) -> int:
 
 
 class Launch:
-    """The state of one launch. Decoded ops call back into it for memory and synchronisation."""
+    """The state of launches of one kernel. Decoded ops call back into it for memory and
+    synchronisation; they are bound once and serve every launch shape (:meth:`reshape`), since
+    binding a function's ops costs more than running a small launch."""
 
-    def __init__(self, module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> None:
-        """Geometry, registers and decoded ops for launches of ``fn`` with this shape; ``arrays`` says
-        which argument positions are arrays (their order fixes the global address of every variable)."""
+    def __init__(self, module: Module, fn: Function, arrays: tuple) -> None:
+        """Registers and decoded ops for launches of ``fn``; ``arrays`` says which argument positions
+        are arrays (their order fixes the global address of every variable). :meth:`reshape` gives
+        it a grid and block."""
         self.module, self.fn = module, fn
-        self.grid, self.block = grid, block
-        self.B = block[0] * block[1] * block[2]
-        self.Wc = (self.B + 31) // 32
-        self.TPC = self.Wc * 32
-        self.ncta = grid[0] * grid[1] * grid[2]
-        self.T = self.ncta * self.TPC
-        self.n_warps = self.T // 32
-        if self.T > 1 << 24:
-            raise MachineError(f"grid {grid} x block {block} has {self.ncta * self.B} threads; the machine "
-                               f"runs at most {1 << 24}")
         if len(arrays) != len(fn.params):
             raise ValueError(f"args must have one value per kernel parameter ({len(fn.params)}: "
                              f"{[p.type for p in fn.params]}); got {len(arrays)}")
         self.arrays = arrays
-        tid = np.arange(self.T, dtype=np.int64)
-        self.local = tid % self.TPC
-        self.exists = self.local < self.B
-        self.arange = np.arange(max(self.T * 4, 64), dtype=np.int64)
-        self._special: dict[str, np.ndarray] = {}
-        self.R: dict[str, np.ndarray] = {}
-        self.D: dict[str, np.ndarray] = {}
-        for name, t in fn.regs.items():
-            self.R[name] = np.zeros(self.T, dec.storage_dtype(t))
-            self.D[name] = np.zeros(self.T, bool)
-        self._static_layout(shared_mem)
-        self.bar_id = np.zeros(self.T, np.int64)
-        self.bar_cnt = np.full(self.T, -1, np.int64)
-        self.bar_pred = np.zeros(self.T, bool)
-        self.bar_pred_def = np.ones(self.T, bool)
-        self.ws_key = np.full(self.T, -1, np.int64)
-        self.ws_mask = np.zeros(self.T, np.int64)
-        self.ws_mdef = np.ones(self.T, bool)
-        self.ws_since = np.zeros(self.T, np.int64)     # the step a thread began waiting at a warp-sync call
-        self.last_effect = np.full(self.T, -1, np.int64)  # the step of its last store, atomic or synchronisation
+        self.regs = Registers({name: dec.storage_dtype(t) for name, t in fn.regs.items()})
+        self.shape: Optional[tuple] = None
+        self.T = 0
+        self._static_layout()
         self.key_ids: dict[str, int] = {}
-        self.status = np.zeros(self.T, np.int8)
-        self.pc = np.zeros(self.T, np.int64)
-        self.tainted = np.zeros(self.T, bool)
-        self.taint_until = np.full(self.T, -1, np.int64)
         self.any_tainted = False
         self.steps = 0
         self.trace_on = False
@@ -241,18 +218,69 @@ class Launch:
         # volatile counts as strong for the wording of a cross-block read (see _race), not for ordering
         self.vol = np.array([bool(_strength(ins)) or "volatile" in ins.mods for ins in fn.instrs] or [False])
         self.sem = [_order(ins) for ins in fn.instrs]
-        self.used = False
+
+    def reshape(self, grid, block, shared_mem: int) -> None:
+        """Geometry and per-thread state for launches of ``grid`` x ``block`` with ``shared_mem``
+        bytes of dynamic shared memory (kept while the next launch has the same shape)."""
+        if self.shape == (grid, block, shared_mem):
+            return
+        B = block[0] * block[1] * block[2]
+        TPC = (B + 31) // 32 * 32
+        ncta = grid[0] * grid[1] * grid[2]
+        if ncta * TPC > 1 << 24:
+            raise MachineError(f"grid {grid} x block {block} has {ncta * B} threads; the machine "
+                               f"runs at most {1 << 24}")
+        self._shared_layout(shared_mem)
+        self.shape = None     # until every per-thread array below fits the new shape
+        self.grid, self.block = grid, block
+        self.B, self.Wc, self.TPC, self.ncta = B, TPC // 32, TPC, ncta
+        self.T = ncta * TPC
+        self.n_warps = self.T // 32
+        self.arange = np.arange(max(self.T, 64), dtype=np.int64)
+        self.exists = (self.arange[:self.T] % TPC) < B
+        self._special: dict[str, np.ndarray] = {}
+        self.regs.reset(self.T)
+        self.status = np.zeros(self.T, np.int8)
+        self.pc = np.zeros(self.T, np.int64)
+        self.tainted = np.zeros(self.T, bool)
+        self.last_effect = np.full(self.T, -1, np.int64)  # the step of its last store, atomic or synchronisation
+        self.taint_until: Optional[np.ndarray] = None   # the rest only once some thread needs them
+        self.bar_id: Optional[np.ndarray] = None
         self.gspace = self.sspace = self.lspace = None
+        self.shape = (grid, block, shared_mem)
+
+    def release(self) -> None:
+        """Drop the per-thread state (kept bindings only); the next launch reshapes."""
+        self.shape = None
+        self.regs.release()
+        for name in ("arange", "exists", "status", "pc", "tainted", "last_effect", "taint_until", "bar_id",
+                     "gspace", "sspace", "lspace", "_special"):
+            setattr(self, name, None)
+
+    @property
+    def held_threads(self) -> int:
+        """How many threads' state this launch keeps (0 once released)."""
+        return self.T if self.shape is not None else 0
+
+    def _wait_state(self) -> None:
+        """What threads waiting at barriers and warp-synchronous calls need, once one does."""
+        if self.bar_id is not None:
+            return
+        T = self.T
+        self.bar_id = np.zeros(T, np.int64)
+        self.bar_cnt = np.full(T, -1, np.int64)
+        self.bar_pred = np.zeros(T, bool)
+        self.bar_pred_def = np.ones(T, bool)
+        self.ws_key = np.full(T, -1, np.int64)
+        self.ws_mask = np.zeros(T, np.int64)
+        self.ws_mdef = np.ones(T, bool)
+        self.ws_since = np.zeros(T, np.int64)     # the step a thread began waiting at a warp-sync call
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
               globals_: Optional[dict] = None, serial: bool = False) -> None:
         """Reset every per-launch state and load the arguments."""
         self.serial = serial
-        if self.used:
-            for name in self.R:
-                self.R[name].fill(0)
-                self.D[name].fill(False)
-        self.used = True
+        self.regs.reset(self.T)
         self.trace_on = trace
         self.max_steps = max_steps
         self.racy_loads = racy_loads if racy_loads is not None else set()
@@ -268,14 +296,16 @@ class Launch:
         self.status[:] = np.where(self.exists, RUN, EXIT)
         self.pc.fill(0)
         self.tainted.fill(False)
-        self.taint_until.fill(-1)
+        if self.taint_until is not None:
+            self.taint_until.fill(-1)
         self.any_tainted = False
         self.uctl: dict[int, int] = {}
-        self.bar_cnt.fill(-1)
-        self.ws_key.fill(-1)
-        self.ws_mdef.fill(True)
+        if self.bar_id is not None:
+            self.bar_cnt.fill(-1)
+            self.ws_key.fill(-1)
+            self.ws_mdef.fill(True)
+            self.bar_pred_def.fill(True)
         self.last_effect.fill(-1)
-        self.bar_pred_def.fill(True)
         self.bepoch = np.zeros(self.ncta, np.int32)
         self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
         self.rel = np.zeros(self.ncta, np.int32)
@@ -298,8 +328,8 @@ class Launch:
 
     # -- layout -------------------------------------------------------------------------------
 
-    def _static_layout(self, shared_mem: int) -> None:
-        """Where every variable and parameter lives (the same for every launch of this shape)."""
+    def _static_layout(self) -> None:
+        """Where every variable and parameter lives (the same for every launch of the function)."""
         fn, module = self.fn, self.module
         self.syms: dict[str, tuple[str, int]] = {}
         n_arrays = sum(self.arrays)
@@ -341,13 +371,9 @@ class Launch:
         dyn = _align(off, max([16] + [v.align for v in externs]))
         for v in externs:
             self.syms[v.name] = ("shared", dyn)
-            self.shared_vars.append((dyn, shared_mem, v.name, v.type))
-        self.S_total = dyn + shared_mem if externs else off + shared_mem
+        self._static_shared = list(self.shared_vars)
+        self._externs = externs
         self.dyn_base = dyn if externs else off
-        if self.S_total > 228 * 1024:
-            raise ValueError(f"shared_mem: {self.S_total} bytes of shared memory per block exceed the 227 KiB "
-                             f"an sm_90 block may have")
-        self.S_stride = _align(max(self.S_total, 4), 256)
         off = 0
         for v in fn.vars:
             if v.space == "local":
@@ -356,6 +382,17 @@ class Launch:
                 off += v.size
         self.L_total = off
         self.L_stride = _align(max(off, 4), 16)
+
+    def _shared_layout(self, shared_mem: int) -> None:
+        """The dynamic shared memory area of ``shared_mem`` bytes after the static variables."""
+        dyn = self.dyn_base
+        S_total = dyn + shared_mem
+        if S_total > 228 * 1024:
+            raise ValueError(f"shared_mem: {S_total} bytes of shared memory per block exceed the 227 KiB "
+                             f"an sm_90 block may have")
+        self.shared_vars = self._static_shared + [(dyn, shared_mem, v.name, v.type) for v in self._externs]
+        self.S_total = S_total
+        self.S_stride = _align(max(S_total, 4), 256)
 
     def _memory(self, args, globals_: dict) -> None:
         """Fresh memory for one launch: the arguments' allocations, variables, parameters."""
@@ -446,10 +483,18 @@ class Launch:
 
     # -- services for decoded ops -------------------------------------------------------------
 
+    @staticmethod
+    def check_special(name: str) -> None:
+        """Raise :class:`helpers.machine.decode.Unsupported` unless :meth:`special` knows ``name``."""
+        base = name.split(".")[0]
+        if base not in _SPECIALS and base[len("%lanemask_"):] not in _LANEMASKS:
+            raise dec.Unsupported(f"special register {name}")
+
     def special(self, name: str) -> np.ndarray:
+        """The values of special register ``name`` (``%tid.x``, ...) for every thread."""
         if name in self._special:
             return self._special[name]
-        loc = self.local
+        loc = self.arange[:self.T] % self.TPC
         bx, by, bz = self.block
         gx, gy, gz = self.grid
         cta = np.arange(self.T, dtype=np.int64) // self.TPC
@@ -505,7 +550,7 @@ class Launch:
             v = np.uint64(a.offset & (2**64 - 1))
             return lambda G: (v, True)
         if a.base_is_reg:
-            r = dec.reader(self, Reg(a.base), "u64") if self.R[a.base].dtype.itemsize == 8 else \
+            r = dec.reader(self, Reg(a.base), "u64") if self.regs.dtype[a.base].itemsize == 8 else \
                 dec.reader(self, Reg(a.base), "u32")
             off = a.offset
 
@@ -561,9 +606,11 @@ class Launch:
         join, regs, pcs = flow(self.fn).region(p)
         self._shadow_stores(threads, regs, pcs)
         for r in regs:
-            self.D[r][threads] = False
+            self.regs.undefine(r, threads)
         fresh = threads[~self.tainted[threads]]
         self.tainted[threads] = True
+        if self.taint_until is None:
+            self.taint_until = np.full(self.T, -1, np.int64)
         self.taint_until[fresh] = join  # -1: the paths never join before the thread exits
         self.any_tainted = True
 
@@ -574,7 +621,7 @@ class Launch:
         an address that needs them is a guess; the bytes it names are only ever marked undefined."""
         if not any(self.fn.instrs[pc].opcode in ("st", "atom", "red") for pc in pcs):
             return
-        saved = {r: (self.R[r][threads].copy(), self.D[r][threads].copy()) for r in regs}
+        saved = {r: self.regs.save(r, threads) for r in regs}
         G = Group(threads, self.T)
         for pc in pcs:
             op = self.ops[pc]
@@ -593,8 +640,7 @@ class Launch:
             except (UnsupportedInstruction, dec.Unsupported, ValueError, KeyError, IndexError):
                 continue
         for r, (v, d) in saved.items():
-            self.R[r][threads] = v
-            self.D[r][threads] = d
+            self.regs.restore(r, threads, v, d)
 
     def _forget(self, G: Group, space, addr, nbytes: int) -> None:
         """Mark what an access at ``addr`` would cover undefined (silently skipping bad addresses)."""
@@ -899,6 +945,14 @@ class Launch:
         nbytes = es * vec
         dt = np.dtype(dec.NP[t])
         ut = dec.UINT[es]
+        if np.ndim(addr) == 0 and adef is True and space in ("param", "const"):
+            sp = self.pspace if space == "param" else self.cspace
+            a = int(addr)
+            if a % nbytes == 0 and 0 <= a <= sp.size - nbytes:
+                # one address for every thread (a kernel parameter): read it once
+                raw = sp.data[a:a + nbytes].view(ut)
+                d = sp.defined[a:a + nbytes].view(ut) == ONES[es]
+                return np.broadcast_to(raw.view(dt), (G.n, vec)), np.broadcast_to(d, (G.n, vec))
         vals = dfn = None
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
             k = flat // es
@@ -1229,6 +1283,7 @@ class Launch:
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
             return G.idx
         idx = G.idx
+        self._wait_state()
         self.status[idx] = WS
         self.pc[idx] = p
         self.ws_since[idx] = self.steps
@@ -1483,6 +1538,7 @@ class Launch:
             self.ci["barriers"][p] += w.size
             self.cw["barriers"][w] += 1
             return idx
+        self._wait_state()
         self.status[idx] = BAR
         self.pc[idx] = p
         self.last_effect[idx] = self.steps
@@ -1587,13 +1643,16 @@ class Launch:
         return tids
 
     def on_exit(self, G: Group) -> None:
-        self.status[G.idx] = EXIT
-        ctas = np.unique(G.idx // self.TPC)
-        if (self.status.reshape(self.ncta, self.TPC)[ctas] == BAR).any():
-            self.bar_try(ctas)
-        w, _ = G.warps()
-        if (self.status.reshape(-1, 32)[w] == WS).any():
-            self.ws_try(w)
+        self.status[G.sel] = EXIT
+        # only threads waiting somewhere can be released by these exits
+        if (self.status == BAR).any():
+            ctas = np.unique(G.idx // self.TPC)
+            if (self.status.reshape(self.ncta, self.TPC)[ctas] == BAR).any():
+                self.bar_try(ctas)
+        if (self.status == WS).any():
+            w, _ = G.warps()
+            if (self.status.reshape(-1, 32)[w] == WS).any():
+                self.ws_try(w)
 
     # -- the scheduler --------------------------------------------------------------------------
 
@@ -1623,7 +1682,7 @@ class Launch:
         ops = self.ops
         ci_issued, ci_active, ci_pred = self.ci["issued"], self.ci["active_lanes"], self.ci["predicated_on"]
         cw_pred = self.cw["predicated_on"]
-        R, D = self.R, self.D
+        guards = {}
         while True:
             runnable = np.flatnonzero(self.status == RUN)
             if self.serial and runnable.size:   # only the first CTA that has not exited runs
@@ -1658,11 +1717,13 @@ class Launch:
                 gv = None
                 once = None  # threads tainted for this one instruction (its guard is undefined)
                 if ins.guard is not None:
-                    gv = R[ins.guard][G.sel]
-                    gd = D[ins.guard][G.sel]
+                    read = guards.get(ins.guard)
+                    if read is None:
+                        read = guards[ins.guard] = self.regs.reader(ins.guard)
+                    gv, gd = read(G)
                     if ins.guard_negated:
                         gv = ~gv
-                    if not gd.all():
+                    if gd is not True and not gd.all():
                         ud = ~gd
                         if kind == dec.BRA or kind == dec.EXIT:
                             self.taint_branch(G.idx[ud], p)
@@ -1826,7 +1887,10 @@ class Launch:
                 continue
             d = self.gspace.defined[al.start:al.start + al.nbytes]
             its = a.itemsize if a.itemsize else 1
-            u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
+            if its in ONES:   # every byte of an element defined: its bytes as one word equal 0x01...01
+                u = d.view(dec.UINT[its]) != ONES[its]
+            else:
+                u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
             undefined.append(u.reshape(a.shape))
         counters = Counters(per_warp=dict(self.cw), by_pc=dict(self.ci), instrs=self.fn.instrs)
         trace = None
@@ -1947,9 +2011,6 @@ def _atomic_apply(op: str, dt, cur, b, c):
     raise ValueError(op)
 
 
-_CACHE: dict = {}
-
-
 def _referenced(fn: Function) -> set:
     """The variable names a function's instructions mention."""
     names = getattr(fn, "_symbols", None)
@@ -1965,17 +2026,39 @@ def _referenced(fn: Function) -> set:
     return names
 
 
-def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> Launch:
-    """A Launch of this shape, reused from an earlier call when it matches (binding costs more than a reset)."""
-    key = (id(module), fn.name, grid, block, shared_mem, arrays)
+# Bound launches, one per kernel and argument kinds, most recently used last. Each keeps the
+# per-thread state of its last shape for the next launch of that shape (a reset costs less than
+# allocating it again), within bounds: at most _MAX_KEPT_THREADS threads a launch, _MAX_HELD_THREADS
+# in all; the oldest give theirs up first and keep only their bound ops.
+_CACHE: dict = {}
+_MAX_LAUNCHES = 64
+_MAX_KEPT_THREADS = 1 << 17
+_MAX_HELD_THREADS = 1 << 18
+
+
+def _launcher(module: Module, fn: Function, arrays: tuple) -> Launch:
+    """The bound Launch of ``fn`` for arguments of these kinds, from an earlier call when there was one."""
+    key = (id(module), fn.name, arrays)
     L = _CACHE.pop(key, None)
     if L is None:
-        L = Launch(module, fn, grid, block, shared_mem, arrays)
-    if L.T <= 1 << 17:  # a cached launch holds its registers: keep at most 64, 2^18 threads in all
-        _CACHE[key] = L  # most recently used last
-        while len(_CACHE) > 64 or sum(x.T for x in _CACHE.values()) > 1 << 18:
-            _CACHE.pop(next(iter(_CACHE)))
+        L = Launch(module, fn, arrays)
+    _CACHE[key] = L
+    while len(_CACHE) > _MAX_LAUNCHES:
+        _CACHE.pop(next(iter(_CACHE)))
     return L
+
+
+def _trim(last: Launch) -> None:
+    """Bound the per-thread state the cached launches keep, after ``last`` ran."""
+    if last.held_threads > _MAX_KEPT_THREADS:
+        last.release()
+    held = sum(L.held_threads for L in _CACHE.values())
+    for L in list(_CACHE.values()):
+        if held <= _MAX_HELD_THREADS:
+            break
+        if L is not last:
+            held -= L.held_threads
+            L.release()
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
@@ -1987,7 +2070,8 @@ def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, 
     order, in parallel or in series": code in which a block waits for a later one never ends here
     (it runs into ``max_steps``)."""
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
-    L = _launcher(module, fn, grid, block, shared_mem, arrays)
+    L = _launcher(module, fn, arrays)
+    L.reshape(grid, block, shared_mem)
     L.start(args, trace=trace, max_steps=max_steps, globals_=globals_, serial=serial)
     L.run()
     if L.new_racy:
@@ -1995,4 +2079,6 @@ def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, 
                 serial=serial)
         L.run()
     L.copy_back()
-    return L.report()
+    report = L.report()
+    _trim(L)
+    return report
