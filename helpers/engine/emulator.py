@@ -267,7 +267,7 @@ def gather(a: np.ndarray, j: np.ndarray) -> np.ndarray:
     """``a[w, j[w, l]]`` for every warp w and lane l of (n_warps, 32) arrays; ``j`` may also be one
     row, shaped (1, 32), of lanes that every warp reads."""
     if j.shape[0] == 1:
-        return a[:, j[0]]
+        return np.take(a, j[0], axis=1)   # C-ordered, unlike a[:, j[0]]
     rows = np.arange(0, a.size, LANES, dtype=np.int64)[:, None]
     return np.ascontiguousarray(a).reshape(-1)[(j + rows).reshape(-1)].reshape(a.shape)
 

@@ -1435,11 +1435,8 @@ def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_
         ws = [writer(ctx, o, t) if o is not None else None for o, t in zip(dst_ops, dst_types)]
 
         def read(G):
-            out = []
-            for r in rs:
-                v, d = r(G)
-                out.append((_bcast(v, G), defined_per_thread(d, G.n)))
-            return out
+            """Each operand's values and definedness: per thread, or one scalar / True for all."""
+            return [r(G) for r in rs]
 
         def write(G, outs):
             for w, (v, d) in zip(ws, outs):

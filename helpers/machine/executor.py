@@ -1279,9 +1279,10 @@ class Launch:
 
     def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
         m, md = op.ws_mask(G)
-        m = dec.per_thread(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, G.n)
+        m = dec.per_thread(np.asarray(m, np.uint32), G.n)   # a b32 operand
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
             return G.idx
+        m = m.astype(np.int64)
         idx = G.idx
         self._wait_state()
         self.status[idx] = WS
@@ -1317,14 +1318,14 @@ class Launch:
         else:
             gbits = G.warp_masks().astype(np.int64)
             alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
-            if ((m_first & alive & ~gbits) != 0).any():
+            if ((m_first.astype(np.int64) & alive & ~gbits) != 0).any():
                 return False
             inv = np.repeat(np.arange(w.size), c)
             lane = G.idx & 31
             callers = np.zeros((w.size, 32), bool)
             callers[inv, lane] = True
-        self._ws_rows(op, [(p, None, G)], w, m_first.astype(np.uint32), np.ones(w.size, bool), callers, inv, lane)
-        self.pc[G.idx] = p + 1
+        self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, inv, lane)
+        self.pc[G.sel] = p + 1
         return True
 
     def ws_try(self, warps: np.ndarray) -> np.ndarray:
@@ -1451,8 +1452,11 @@ class Launch:
         """
         nr = rwarp.size
         # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
-        named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
-        selfless = callers & ~named
+        if (rmask == 0xFFFFFFFF).all():
+            selfless = np.zeros(1, bool)
+        else:
+            named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+            selfless = callers & ~named
         if selfless.any():
             r, l = np.nonzero(selfless)
             t0 = int(rwarp[r[0]] * 32 + l[0])
@@ -1465,23 +1469,26 @@ class Launch:
             inputs = None
             for p, sel, Gp in parts:
                 vals = self.ops[p].ws_read(Gp)
+                if inv is None:
+                    # whole warps in order: the operands as (rows, 32) views, copied only for the trace,
+                    # which keeps them while the registers change
+                    inputs = [(_as_rows(v, nr, self.trace_on), _as_rows(d, nr, self.trace_on)) for v, d in vals]
+                    continue
                 if inputs is None:
-                    inputs = [(np.zeros((nr, 32), v.dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
+                    inputs = [(np.zeros((nr, 32), np.asarray(v).dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
                 for (mv, md), (v, d) in zip(inputs, vals):
-                    if inv is None:
-                        mv[:] = v.reshape(nr, 32)
-                        md[:] = d.reshape(nr, 32)
-                    else:
-                        ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
-                        mv[ri, li] = v
-                        md[ri, li] = d
+                    ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
+                    mv[ri, li] = v
+                    md[ri, li] = d
             try:
                 outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
             except BadOperand as exc:
                 raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
             for p, sel, Gp in parts:
                 if inv is None:
-                    res = [(None, None) if ov is None else (ov.reshape(-1), od.reshape(-1)) for ov, od in outs]
+                    # a result defined in every lane is written as such (the register keeps no array for it)
+                    res = [(None, None) if ov is None else (ov.reshape(-1), True if od.all() else od.reshape(-1))
+                           for ov, od in outs]
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]
@@ -1940,6 +1947,12 @@ def _short_name(name: str) -> str:
     if m and len(m.group(2)) == int(m.group(1)):
         return m.group(2)
     return name
+
+
+def _as_rows(x, nr: int, copy: bool) -> np.ndarray:
+    """A per-thread operand of ``nr`` whole warps in order (an array, a scalar, or True) as (nr, 32)."""
+    a = (np.broadcast_to(x, (nr * 32,)) if np.ndim(x) == 0 else x).reshape(nr, 32)
+    return a.copy() if copy else a
 
 
 def emulator_pack(bits: np.ndarray) -> np.ndarray:
