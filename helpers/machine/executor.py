@@ -683,7 +683,7 @@ class Launch:
             windows = (0, mem.SHARED_WINDOW, mem.LOCAL_WINDOW, mem.CONST_WINDOW, mem.PARAM_WINDOW)
         else:
             cls = None
-        mis = (addr % nbytes) != 0
+        mis = ((addr & (nbytes - 1)) if nbytes & (nbytes - 1) == 0 else (addr % nbytes)) != 0
         if undef is not None and (mis & undef).any():
             valid &= ~(mis & undef)  # an undefined address is not reported again as misaligned
             mis &= ~undef
@@ -709,8 +709,10 @@ class Launch:
                 a = addr[pos] - windows[c]
             if pos.size == 0:
                 continue
-            tids = G.idx[pos]
-            if sp == "global":
+            tids = G.idx if pos.size == n else G.idx[pos]
+            if sp == "global" and (one := self._one_allocation(a, nbytes)) is not None:
+                ok, flat, obj = True, a + one, self.gspace
+            elif sp == "global":
                 seg = (a >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
                 base, size, start = self.gtab
                 known = (seg >= 0) & (seg < len(self.glayout.allocs))
@@ -735,7 +737,7 @@ class Launch:
                 ok = (a >= 0) & (a + nbytes <= self.cspace.size)
                 flat = a
                 obj = self.cspace
-            if not ok.all():
+            if ok is not True and not ok.all():
                 bad = ~ok
                 if undef is not None:
                     bad &= ~undef[pos]  # out of bounds because the address is undefined: skipped quietly
@@ -746,6 +748,18 @@ class Launch:
                 pos, flat, a = pos[ok], flat[ok], a[ok]
             if pos.size:
                 yield obj, pos, flat, a, (None if undef is None else ~undef[pos])
+
+    def _one_allocation(self, a: np.ndarray, nbytes: int) -> Optional[int]:
+        """When every global address of ``a`` (accesses of ``nbytes``) lies inside one allocation (the
+        usual case: a warp's threads index one array), what turns them into flat byte indices."""
+        lo, hi = int(a.min()), int(a.max())
+        i = (lo >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
+        if i != (hi >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0 or not 0 <= i < len(self.glayout.allocs):
+            return None
+        al = self.glayout.allocs[i]
+        if lo < al.base or hi + nbytes > al.base + al.nbytes:
+            return None
+        return al.start - al.base
 
     def _oob_message(self, what: str, sp: str, a: int, nbytes: int) -> str:
         if sp == "global":
@@ -909,7 +923,7 @@ class Launch:
     def _counters_mem(self, sp, G: Group, ins, pos, flat, a, nbytes: int) -> None:
         """Shared wavefronts (32 banks of 4-byte words, a word asked for by several lanes served once)
         and global 32-byte sectors, per warp-level request."""
-        tids = G.idx[pos]
+        tids = G.idx if pos.size == G.n else G.idx[pos]
         warps = tids >> 5
         if sp is self.sspace:
             words, _, idx = self._words(flat, nbytes)
@@ -968,7 +982,7 @@ class Launch:
                                      f"({self._describe(sp.name, int(a[bad][0]))}): its value is undefined",
                                      threads=G.idx[pos[bad]][:2], count=int(bad.sum()), space=sp.name)
             if sp.W is not None:
-                tids = G.idx[pos]
+                tids = G.idx if pos.size == G.n else G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
                 if read_only and sp is self.gspace:
@@ -1057,7 +1071,7 @@ class Launch:
         es = type_size(t)
         nbytes = es * vec
         ut = dec.UINT[es]
-        self.last_effect[G.idx] = self.steps
+        self.last_effect[G.sel] = self.steps
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
         if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
@@ -1084,7 +1098,7 @@ class Launch:
                 # undefined (never written, or written undefined): then either outcome may be garbage.
                 old_def = sp.defined.view(ut)[idx] == ONES[es]
                 chg_el = (old != new) | ~old_def if vec == 1 else ((old != new) | ~old_def).any(axis=1)
-                tids = G.idx[pos]
+                tids = G.idx if pos.size == G.n else G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
                 chg = chg_el if eidx is None else chg_el[eidx]
@@ -1104,7 +1118,7 @@ class Launch:
                             if key not in self.racy_loads:
                                 self.new_racy.add(key)
                 # two threads of this group writing the same bytes
-                keyw = flat if nbytes < 4 else flat // 4
+                keyw = flat if nbytes < 4 else flat >> 2
                 last = sp.last_of(keyw)
                 if last is not None:
                     i = np.flatnonzero(last != np.arange(keyw.size))
