@@ -1205,9 +1205,10 @@ def _ld(ins: Instr, fn):
 
         def run(G):
             av, ad = addr(G)
+            # (threads, vec), or (1, vec) and possibly True when every thread read one address
             vals, dfn = ctx.load(G, ins, space, av, ad, t, vec, read_only=nc)
             for i, w in enumerate(ws):
-                w(G, vals[:, i], dfn[:, i] if dfn.ndim == 2 else dfn)
+                w(G, vals[:, i], dfn if dfn is True else dfn[:, i])
         return Op(ALU, ins, run)
     return _late(ins, build)
 

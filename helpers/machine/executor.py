@@ -239,6 +239,7 @@ class Launch:
         self.arange = np.arange(max(self.T, 64), dtype=np.int64)
         self.exists = (self.arange[:self.T] % TPC) < B
         self._special: dict[str, np.ndarray] = {}
+        self._lanes_true: dict[int, np.ndarray] = {}
         self.regs.reset(self.T)
         self.status = np.zeros(self.T, np.int8)
         self.pc = np.zeros(self.T, np.int64)
@@ -936,6 +937,19 @@ class Launch:
             if self.trace_on:
                 self.shared_events.append((self.steps, ins.index, wl, per))
         elif sp is self.gspace:
+            w, c = G.warps()
+            if nbytes <= 16 and pos.size == G.n and w.size * 32 == G.n:
+                # whole warps in order, each lane's sectors in ascending order (the usual coalesced
+                # access): a warp's distinct sectors are where the sector number changes, plus one
+                sec = (flat >> 5).reshape(-1, 32)
+                later, earlier = sec[:, 1:], sec[:, :-1]
+                if (later >= earlier).all():
+                    per = np.count_nonzero(later != earlier, axis=1) + 1
+                    self.cw["global_requests"][w] += 1
+                    self.cw["global_sectors"][w] += per
+                    self.ci["global_requests"][ins.index] += w.size
+                    self.ci["global_sectors"][ins.index] += int(per.sum())
+                    return
             key = (warps << WSHIFT) | (flat >> 5)  # an aligned access of <= 16 bytes stays in one sector
             if nbytes > 16:
                 key = np.concatenate([key, (warps << WSHIFT) | ((flat + nbytes - 1) >> 5)])
@@ -955,6 +969,9 @@ class Launch:
         return warps, per[hit]
 
     def load(self, G: Group, ins, space, addr, adef, t: str, vec: int, read_only: bool = False):
+        """What the threads of G read: values and definedness shaped (G.n, vec); a parameter or
+        constant that every thread reads at one address comes back once, (1, vec), with True for
+        its definedness when all of it is defined."""
         es = type_size(t)
         nbytes = es * vec
         dt = np.dtype(dec.NP[t])
@@ -964,9 +981,8 @@ class Launch:
             a = int(addr)
             if a % nbytes == 0 and 0 <= a <= sp.size - nbytes:
                 # one address for every thread (a kernel parameter): read it once
-                raw = sp.data[a:a + nbytes].view(ut)
                 d = sp.defined[a:a + nbytes].view(ut) == ONES[es]
-                return np.broadcast_to(raw.view(dt), (G.n, vec)), np.broadcast_to(d, (G.n, vec))
+                return sp.data[a:a + nbytes].view(dt)[None, :], (True if d.all() else d[None, :])
         vals = dfn = None
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
             k = flat // es
@@ -1327,7 +1343,7 @@ class Launch:
             if m.strides != (0,) and not (m == np.repeat(m_first, c)).all():
                 return False
         if full:
-            callers = np.ones((w.size, 32), bool)
+            callers = self._all_lanes(w.size)
             inv, lane = None, None
         else:
             gbits = G.warp_masks().astype(np.int64)
@@ -1341,6 +1357,13 @@ class Launch:
         self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, inv, lane)
         self.pc[G.sel] = p + 1
         return True
+
+    def _all_lanes(self, rows: int) -> np.ndarray:
+        """(rows, 32) True, read-only: every lane calls, or every operand is defined."""
+        a = self._lanes_true.get(rows)
+        if a is None:
+            a = self._lanes_true[rows] = np.broadcast_to(np.ones(32, bool), (rows, 32))
+        return a
 
     def ws_try(self, warps: np.ndarray) -> np.ndarray:
         st = self.status.reshape(-1, 32)[warps]
@@ -1486,7 +1509,8 @@ class Launch:
                 if inv is None:
                     # whole warps in order: the operands as (rows, 32) views, copied only for the trace,
                     # which keeps them while the registers change
-                    inputs = [(_as_rows(v, nr, self.trace_on), _as_rows(d, nr, self.trace_on)) for v, d in vals]
+                    inputs = [(_as_rows(v, nr, self.trace_on),
+                               self._all_lanes(nr) if d is True else _as_rows(d, nr, self.trace_on)) for v, d in vals]
                     continue
                 if inputs is None:
                     inputs = [(np.zeros((nr, 32), np.asarray(v).dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
