@@ -853,16 +853,16 @@ class Launch:
         return words, None, np.repeat(np.arange(flat.size), nw)
 
     def _conflicts(self, sp: mem.Space, ins, hazard: str, recs: mem.Records, tids: np.ndarray, bm,
-                   words: np.ndarray) -> Optional[tuple[np.ndarray, np.ndarray]]:
+                   words: np.ndarray, present: Optional[np.ndarray] = None) -> Optional[tuple[np.ndarray, np.ndarray]]:
         """Which of the records ``recs`` at ``words`` (the words this access by ``tids``, one per
         word, touches) it races with: a record on the same bytes that nothing orders before it
-        (:meth:`_ordered`). Reports them; returns their positions in ``words`` and their rows, or None."""
+        (:meth:`_ordered`). Reports them; returns their positions in ``words`` and their rows, or None.
+        ``present``: the positions of ``words`` that hold a record, when the caller has them."""
         if recs.empty:
             return None
-        live = recs.tids(words) >= 0
-        if bm is not None:
-            live &= (recs.column(BYTES, words) & bm) != 0
-        i = np.flatnonzero(live)
+        i = np.flatnonzero(recs.tids(words) >= 0) if present is None else present
+        if bm is not None and i.size:
+            i = i[(recs.column(BYTES, words[i]) & bm[i]) != 0]
         if i.size == 0:
             return None
         rows = recs.rows(words[i])
@@ -1125,14 +1125,18 @@ class Launch:
                         lost = np.zeros(pos.size, bool)
                         lost[lc if eidx is None else eidx[lc]] = True
                         d &= ~lost if vec == 1 else ~lost[:, None]
-                for R in (sp.R1, sp.R2):
-                    hit = self._conflicts(sp, ins, "WAR", R, wt, bm, words)
+                for R in (sp.R1, sp.R2):   # the reads of these words: checked, then forgotten
+                    present = None if R.empty else np.flatnonzero(R.tids(words) >= 0)
+                    if present is None or present.size == 0:
+                        continue
+                    hit = self._conflicts(sp, ins, "WAR", R, wt, bm, words, present)
                     if hit is not None:
                         sel = chg[hit[0]]
                         for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
                             key = (int(rt_), int(rpc))
                             if key not in self.racy_loads:
                                 self.new_racy.add(key)
+                    R.clear(words[present])
                 # two threads of this group writing the same bytes
                 keyw = flat if nbytes < 4 else flat >> 2
                 last = sp.last_of(keyw)
@@ -1149,10 +1153,8 @@ class Launch:
                         d[last[i][differ]] = False
                 self._put(sp.W, words, wt, ins.index, bm)
                 sp.w_chg[words] = chg
-                sp.R1.clear(words)
-                sp.R2.clear(words)
             view[idx] = new
-            sp.defined.view(ut)[idx] = np.where(d, ONES[es], ut(0))
+            sp.defined.view(ut)[idx] = ONES[es] if d.all() else np.where(d, ONES[es], ut(0))
             if sp.written is not None:
                 sp.written.view(ut)[idx] = ONES[es]
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)

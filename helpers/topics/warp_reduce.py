@@ -119,7 +119,7 @@ _MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 4096
 
 
 def _chunks(n_warps: int) -> list[slice]:
-    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, _MAX_LAUNCH_WARPS, n_warps // 450))
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, _MAX_LAUNCH_WARPS, n_warps // 240))
     return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
 
 
