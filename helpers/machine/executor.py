@@ -983,6 +983,9 @@ class Launch:
                 # one address for every thread (a kernel parameter): read it once
                 d = sp.defined[a:a + nbytes].view(ut) == ONES[es]
                 return sp.data[a:a + nbytes].view(dt)[None, :], (True if d.all() else d[None, :])
+        if nbytes == 4 and not read_only and (w0 := self._word_run(G, ins, space, addr, adef)) is not None:
+            raw, d = self._load_run(G, ins, w0)
+            return raw.view(dt)[:, None], d[:, None]
         vals = dfn = None
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
             k = flat // es
@@ -1093,6 +1096,9 @@ class Launch:
         if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
             for t in G.idx.tolist():
                 self._release(t, t // self.TPC)
+        if nbytes == 4 and (w0 := self._word_run(G, ins, space, addr, adef)) is not None:
+            self._store_run(G, ins, w0, vals[:, 0].view(np.uint32), defs[:, 0].copy())
+            return
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
             if sp is self.gspace and self.strong[ins.index] >= 2:
                 self._strong_sync(G.idx[pos], flat, ins, write=True)
@@ -1160,6 +1166,102 @@ class Launch:
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
             if self.trace_on:
                 self._trace_mem("st", sp, ins, G.idx[pos], flat, es, new, d)
+
+    # -- whole warps reading or writing consecutive words of one array --------------------------
+    # (the coalesced access of most kernels: one 4-byte element per thread, in thread order). The
+    # same rules as load and store, with slices of the word-indexed state instead of gathers and
+    # scatters through an index per thread; a record already there is looked at as they do.
+
+    def _word_run(self, G: Group, ins, space: Optional[str], addr, adef) -> Optional[int]:
+        """The first global word (an index into the global space's 4-byte words) when the threads of G
+        access consecutive aligned 4-byte words in thread order inside one allocation, with defined
+        addresses, no trace kept and no strong (ordering) access; None otherwise."""
+        n = G.n
+        if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or np.shape(addr) != (n,):
+            return None
+        a = addr
+        a0 = int(a[0])
+        if a0 & 3 or int(a[-1]) - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
+            return None
+        one = self._one_allocation(a, 4)
+        if one is None or (n > 1 and not ((a[1:] - a[:-1]) == 4).all()):
+            return None
+        return (a0 + one) >> 2
+
+    def _count_run(self, G: Group, ins, w0: int) -> None:
+        """Global requests and sectors of a word run from word ``w0``: each warp's lanes cover
+        consecutive words, so its sectors are those from its first byte's to its last byte's."""
+        w, c = G.warps()
+        first = np.zeros(c.size, np.int64)
+        np.cumsum(c[:-1], out=first[1:])
+        start = (w0 + first) * 4
+        per = ((start + 4 * c - 1) >> 5) - (start >> 5) + 1
+        self.cw["global_requests"][w] += 1
+        self.cw["global_sectors"][w] += per
+        self.ci["global_requests"][ins.index] += w.size
+        self.ci["global_sectors"][ins.index] += int(per.sum())
+
+    @staticmethod
+    def _present(recs: mem.Records, sl: slice) -> Optional[np.ndarray]:
+        """Positions in the run ``sl`` that hold a record of ``recs`` (None: none do)."""
+        if recs.empty:
+            return None
+        present = np.flatnonzero(recs.cols[TID][sl] >= 0)
+        return present if present.size else None
+
+    def _load_run(self, G: Group, ins, w0: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`load` of a word run from word ``w0``: the raw words read and whether each is defined."""
+        sp, n, tids = self.gspace, G.n, G.idx
+        sl = slice(w0, w0 + n)
+        raw = sp.data.view(np.uint32)[sl]
+        d = sp.defined.view(np.uint32)[sl] == ONES[4]
+        words = np.arange(w0, w0 + n)
+        present = self._present(sp.W, sl)
+        if present is not None:
+            hit = self._conflicts(sp, ins, "RAW", sp.W, tids, None, words, present)
+            if hit is not None:
+                d[hit[0][sp.w_chg[words[hit[0]]]]] = False
+        if ins.index in self.racy_by_pc:
+            d &= ~np.isin(tids, self.racy_by_pc[ins.index])
+        if not sp.R1.empty:
+            r1t = sp.R1.cols[TID][sl]
+            shift = (r1t >= 0) & (r1t != tids)
+            if shift.any():
+                sp.R2.copy_from(sp.R1, words[shift])
+        self._put(sp.R1, sl, tids, ins.index, None)
+        self._count_run(G, ins, w0)
+        return raw, d
+
+    def _store_run(self, G: Group, ins, w0: int, new: np.ndarray, d: np.ndarray) -> None:
+        """:meth:`store` of a word run from word ``w0``: ``new`` the words, ``d`` whether each is defined."""
+        sp, n, tids = self.gspace, G.n, G.idx
+        sl = slice(w0, w0 + n)
+        view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
+        # changed for a racing access: see store
+        chg = (view[sl] != new) | (dview[sl] != ONES[4])
+        words = np.arange(w0, w0 + n)
+        present = self._present(sp.W, sl)
+        if present is not None:
+            hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
+            if hit is not None:
+                d[hit[0][chg[hit[0]]]] = False
+        for R in (sp.R1, sp.R2):
+            present = self._present(R, sl)
+            if present is None:
+                continue
+            hit = self._conflicts(sp, ins, "WAR", R, tids, None, words, present)
+            if hit is not None:
+                sel = chg[hit[0]]
+                for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
+                    key = (int(rt_), int(rpc))
+                    if key not in self.racy_loads:
+                        self.new_racy.add(key)
+            R.clear(words[present])
+        self._put(sp.W, sl, tids, ins.index, None)
+        sp.w_chg[sl] = chg
+        view[sl] = new
+        dview[sl] = ONES[4] if d.all() else np.where(d, ONES[4], np.uint32(0))
+        self._count_run(G, ins, w0)
 
     def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
         """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
