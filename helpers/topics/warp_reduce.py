@@ -108,13 +108,16 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
     return r
 
 
-# A launch of the tree kernel allocates about 14 kB per warp at its peak and keeps about 9.5 kB per
+# A launch of the tree kernel allocates about 11 kB per warp at its peak and keeps about 9.5 kB per
 # warp for the next launch of its shape (registers, memory and race records; measured with
-# tracemalloc), some 110 and 75 times a warp's int32 values. Launches of at most n_warps / 450 warps
-# keep the peak near a quarter of the input; at most 1024 warps, near 15 MB however large the input
-# (compare_methods runs four or five kernels, one after the other); at least 64 warps bound the
-# per-launch cost. Measured (warp_reduce_kernel<int, Sum, false>, 2-core machine): 4.9 us a warp at
-# 512 warps a launch, 3.7 at 1024, 4.0 at 2048 and 4096 (larger arrays fall out of the caches).
+# tracemalloc), some 90 and 75 times a warp's int32 values. Launches of at most n_warps / 240 warps
+# keep the peak near a third of the input; at most 4096 warps (2^17 threads, the most whose state the
+# machine keeps between launches), near 46 MB however large the input (compare_methods runs four or
+# five kernels, one after the other); at least 64 warps bound the per-launch cost. Measured
+# (warp_reduce_kernel<int, Sum, false>, 2-core machine, median of 15 launches): 2.1 us a warp at 1024
+# warps a launch, 2.2 at 2048, 1.9 at 4096, 6.8 at 8192 (no state kept: every launch allocates it
+# anew). Under tracemalloc, as scripts/bench_scale.py measures, each launch costs about 3.5 ms more
+# (2.8 us a warp at 4096, 7 at 1024), which is why launches are as large as memory allows.
 _MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 4096
 
 
