@@ -93,8 +93,7 @@ def parse_prepare() -> list[tuple[str, float, float, float]]:
         fn = m.functions[real]
         t_parse = time.perf_counter() - t0
         t0 = time.perf_counter()
-        executor.Launch(m, fn, (1, 1, 1), (256, 1, 1), 0, tuple(True if p.type == "u64" else False
-                                                                for p in fn.params))
+        executor.Launch(m, fn, tuple(p.type == "u64" for p in fn.params)).reshape((1, 1, 1), (256, 1, 1), 0)
         t_prep = time.perf_counter() - t0
         machine.RawModule(ptx=mod.ptx).get_function(real)
         t0 = time.perf_counter()

@@ -9,7 +9,7 @@ Traces keep every lane at every step, so ``*_trace`` calls refuse inputs beyond
 ``trace.MAX_TRACE_WARPS``; results go up to ``params.MAX_WARPS``. The calls of
 :mod:`helpers.topics.warp_reduce` launch a kernel from ``kernels/`` on the SIMT machine (its PTX,
 lane by lane), which costs far more a warp than the intrinsic emulator's NumPy; their peak also
-holds the launch states the machine keeps for reuse (one per kernel and launch size).
+holds the launch states the machine keeps for reuse (each kernel's last launch shape).
 
     python scripts/bench_scale.py                 # 10^6 warps, every entry point
     python scripts/bench_scale.py --warps 200000 --only warp_reduce match_any

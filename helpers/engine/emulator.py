@@ -267,7 +267,7 @@ def gather(a: np.ndarray, j: np.ndarray) -> np.ndarray:
     """``a[w, j[w, l]]`` for every warp w and lane l of (n_warps, 32) arrays; ``j`` may also be one
     row, shaped (1, 32), of lanes that every warp reads."""
     if j.shape[0] == 1:
-        return a[:, j[0]]
+        return np.take(a, j[0], axis=1)   # C-ordered, unlike a[:, j[0]]
     rows = np.arange(0, a.size, LANES, dtype=np.int64)[:, None]
     return np.ascontiguousarray(a).reshape(-1)[(j + rows).reshape(-1)].reshape(a.shape)
 
@@ -280,12 +280,16 @@ def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.n
     ``active``: the calling lanes; ``exited``: the lanes that have returned (None: every lane that
     does not call). A warp whose call is undefined gets ``defined`` False in every lane.
     """
-    calling = callers(mask, active)
-    ok = call_defined(mask, active, exited)
     # One operand for every warp (a broadcast delta): one row of source lanes serves them all.
     uniform = b.ndim == 2 and b.shape[0] > 1 and b.strides[0] == 0
     j = source_lanes(mode, b[:1] if uniform else b, width)
     got = gather(values, j)
+    if exited is None and _one_row(active) and active[0].all() and (np.asarray(mask) == 0xFFFFFFFF).all():
+        # every lane of every warp calls with the full mask (given as one broadcast row): defined
+        return ShuffleResult(got, np.broadcast_to(j.astype(np.int8), values.shape), active,
+                             state=_row(np.int8(CALLING), values.shape), call_defined=np.ones(values.shape[0], bool))
+    calling = callers(mask, active)
+    ok = call_defined(mask, active, exited)
     if calling.all():   # everyone calls, so the call and every read are defined (the converged case)
         return ShuffleResult(got, np.broadcast_to(j.astype(np.int8), values.shape), _lean(calling),
                              state=_row(np.int8(CALLING), values.shape), call_defined=ok)

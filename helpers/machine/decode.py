@@ -129,39 +129,54 @@ def reader(ctx, op, t: str) -> Callable:
         if op.special and op.name.startswith(("%clock", "%globaltimer")):
             # no timing is modelled: the count of scheduling steps so far (defined, increasing)
             return lambda G: (np.full(G.n, ctx.steps).astype(dt), True)
+        # looked up when read, not when bound: one binding serves every launch shape
         if op.special:
-            arr = ctx.special(op.name)
-            dfn = None
+            name = op.name
+            ctx.check_special(name)
+            st = np.dtype(np.uint32)
+
+            def get(G):
+                return ctx.special(name)[G.sel], True
         else:
-            if op.name not in ctx.R:
+            if op.name not in ctx.regs:
                 raise Unsupported(f"register {op.name} is not declared")
-            arr = ctx.R[op.name]
-            dfn = ctx.D[op.name]
+            st = ctx.regs.dtype[op.name]
+            get = ctx.regs.reader(op.name)
         if t == "pred":
-            if arr.dtype != np.bool_:
+            if st != np.bool_:
                 raise Unsupported(f"{op.name} is not a predicate")
             if op.negate:
-                return (lambda G: (~arr[G.sel], dfn[G.sel])) if dfn is not None else (lambda G: (~arr[G.sel], True))
-            return (lambda G: (arr[G.sel], dfn[G.sel])) if dfn is not None else (lambda G: (arr[G.sel], True))
-        if arr.dtype == np.bool_:
+                def negated(G):
+                    v, d = get(G)
+                    return ~v, d
+                return negated
+            return get
+        if st == np.bool_:
             raise Unsupported(f"predicate {op.name} used as .{t}")
-        sr, ts = arr.dtype.itemsize, dt.itemsize
+        sr, ts = st.itemsize, dt.itemsize
         if sr == ts:
-            view = arr.view(dt)
-            if dfn is None:
-                return lambda G: (view[G.sel], True)
-            return lambda G: (view[G.sel], dfn[G.sel])
+            if st == dt:
+                return get
+
+            def same(G):
+                v, d = get(G)
+                return v.view(dt), d
+            return same
         if sr > ts:
             nar = UINT[ts]
-            if dfn is None:
-                return lambda G: (arr[G.sel].astype(nar).view(dt), True)
-            return lambda G: (arr[G.sel].astype(nar).view(dt), dfn[G.sel])
+
+            def low(G):
+                v, d = get(G)
+                return v.astype(nar).view(dt), d
+            return low
         # a narrower register as a wider type: PTX allows it for integer sources (zero/sign extension)
         if dt.kind in "ui":
             src_t = SINT[sr] if dt.kind == "i" else UINT[sr]
-            if dfn is None:
-                return lambda G: (arr[G.sel].view(src_t).astype(dt), True)
-            return lambda G: (arr[G.sel].view(src_t).astype(dt), dfn[G.sel])
+
+            def extended(G):
+                v, d = get(G)
+                return v.view(src_t).astype(dt), d
+            return extended
         raise Unsupported(f"{op.name} ({8 * sr} bits) is too narrow for .{t}")
     raise Unsupported(f"operand {op} cannot be read as .{t}")
 
@@ -172,31 +187,37 @@ def writer(ctx, op, t: str) -> Callable:
         return lambda G, v, d: None
     if not isinstance(op, Reg) or op.special:
         raise Unsupported(f"cannot write to {op}")
-    if op.name not in ctx.R:
-        raise Unsupported(f"register {op.name} is not declared")
-    arr, dfn = ctx.R[op.name], ctx.D[op.name]
+    regs = ctx.regs
+    name = op.name
+    if name not in regs:
+        raise Unsupported(f"register {name} is not declared")
+    st = regs.dtype[name]
     dt = np.dtype(NP[t])
+    storage, set_defined = regs.storage, regs.set_defined
 
-    def set_defined(G, d):
+    def defined(G, d):
         if ctx.any_tainted:
             d = both(d, ~ctx.tainted[G.sel])
-        dfn[G.sel] = d
+        set_defined(name, G, d)
 
-    if t == "pred" or arr.dtype == np.bool_:
-        if arr.dtype != np.bool_ or t != "pred":
-            raise Unsupported(f"{op.name}: predicate/non-predicate mismatch for .{t}")
+    if t == "pred" or st == np.bool_:
+        if st != np.bool_ or t != "pred":
+            raise Unsupported(f"{name}: predicate/non-predicate mismatch for .{t}")
 
         def w(G, v, d):
-            arr[G.sel] = v
-            set_defined(G, d)
+            storage(name, G)[G.sel] = v
+            defined(G, d)
         return w
-    sr, ts = arr.dtype.itemsize, dt.itemsize
+    sr, ts = st.itemsize, dt.itemsize
     if sr == ts:
-        view = arr.view(dt)
-
-        def w(G, v, d):
-            view[G.sel] = v
-            set_defined(G, d)
+        if st == dt:
+            def w(G, v, d):
+                storage(name, G)[G.sel] = v
+                defined(G, d)
+        else:
+            def w(G, v, d):
+                storage(name, G).view(dt)[G.sel] = v
+                defined(G, d)
         return w
     if sr > ts:
         wide_u = UINT[sr]
@@ -204,16 +225,16 @@ def writer(ctx, op, t: str) -> Callable:
             wide_s = SINT[sr]
 
             def w(G, v, d):
-                arr[G.sel] = np.asarray(v, dt).astype(wide_s).view(wide_u)
-                set_defined(G, d)
+                storage(name, G)[G.sel] = np.asarray(v, dt).astype(wide_s).view(wide_u)
+                defined(G, d)
         else:
             nar = UINT[ts]
 
             def w(G, v, d):
-                arr[G.sel] = np.asarray(v, dt).view(nar).astype(wide_u)
-                set_defined(G, d)
+                storage(name, G)[G.sel] = np.asarray(v, dt).view(nar).astype(wide_u)
+                defined(G, d)
         return w
-    raise Unsupported(f"{op.name} ({8 * sr} bits) is too narrow for a .{t} result")
+    raise Unsupported(f"{name} ({8 * sr} bits) is too narrow for a .{t} result")
 
 
 # -- the makers ----------------------------------------------------------------------------------
@@ -1184,9 +1205,10 @@ def _ld(ins: Instr, fn):
 
         def run(G):
             av, ad = addr(G)
+            # (threads, vec), or (1, vec) and possibly True when every thread read one address
             vals, dfn = ctx.load(G, ins, space, av, ad, t, vec, read_only=nc)
             for i, w in enumerate(ws):
-                w(G, vals[:, i], dfn[:, i] if dfn.ndim == 2 else dfn)
+                w(G, vals[:, i], dfn if dfn is True else dfn[:, i])
         return Op(ALU, ins, run)
     return _late(ins, build)
 
@@ -1414,11 +1436,8 @@ def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_
         ws = [writer(ctx, o, t) if o is not None else None for o, t in zip(dst_ops, dst_types)]
 
         def read(G):
-            out = []
-            for r in rs:
-                v, d = r(G)
-                out.append((_bcast(v, G), defined_per_thread(d, G.n)))
-            return out
+            """Each operand's values and definedness: per thread, or one scalar / True for all."""
+            return [r(G) for r in rs]
 
         def write(G, outs):
             for w, (v, d) in zip(ws, outs):

@@ -51,13 +51,17 @@ from helpers.machine import decode as dec
 from helpers.machine import memory as mem
 from helpers.machine.memory import BYTES, CLK, EP, NREC, PC, REL, TID
 from helpers.machine.ptx import Addr, Function, Module, Reg, Sym, type_size
+from helpers.machine.registers import Registers
 from helpers.machine.report import Counters, Finding, MachineError, Report, UnsupportedInstruction
 from helpers.machine.warpsync import BadOperand
 
 RUN, BAR, WS, EXIT = 0, 1, 2, 3
+_SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%gridid", "%nsmid",
+             "%dynamic_smem_size", "%total_smem_size")
+_LANEMASKS = ("eq", "lt", "le", "gt", "ge")
 LANE = np.arange(32, dtype=np.int64)
 ONES = {1: np.uint8(1), 2: np.uint16(0x0101), 4: np.uint32(0x01010101), 8: np.uint64(0x0101010101010101)}
-BIG = np.int64(1) << np.int64(40)
+WSHIFT = 40   # a warp number << WSHIFT | an address below 2^40: one sortable key
 
 
 class Group:
@@ -173,8 +177,10 @@ def _contractable(fn: Function) -> list[tuple]:
 
 
 def _distinct(key: np.ndarray) -> np.ndarray:
-    """The distinct values of ``key``, ascending (``np.unique`` without its overhead; sorts ``key``)."""
-    key.sort()
+    """The distinct values of ``key``, ascending (``np.unique`` without its overhead; sorts ``key``
+    unless it is already in order, as the accesses of whole warps to consecutive addresses are)."""
+    if key.size > 1 and not (key[1:] >= key[:-1]).all():
+        key.sort()
     first = np.empty(key.size, bool)
     first[0] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
@@ -186,51 +192,24 @@ def _align(x: int, a: int) -> int:
 
 
 class Launch:
-    """The state of one launch. Decoded ops call back into it for memory and synchronisation."""
+    """The state of launches of one kernel. Decoded ops call back into it for memory and
+    synchronisation; they are bound once and serve every launch shape (:meth:`reshape`), since
+    binding a function's ops costs more than running a small launch."""
 
-    def __init__(self, module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> None:
-        """Geometry, registers and decoded ops for launches of ``fn`` with this shape; ``arrays`` says
-        which argument positions are arrays (their order fixes the global address of every variable)."""
+    def __init__(self, module: Module, fn: Function, arrays: tuple) -> None:
+        """Registers and decoded ops for launches of ``fn``; ``arrays`` says which argument positions
+        are arrays (their order fixes the global address of every variable). :meth:`reshape` gives
+        it a grid and block."""
         self.module, self.fn = module, fn
-        self.grid, self.block = grid, block
-        self.B = block[0] * block[1] * block[2]
-        self.Wc = (self.B + 31) // 32
-        self.TPC = self.Wc * 32
-        self.ncta = grid[0] * grid[1] * grid[2]
-        self.T = self.ncta * self.TPC
-        self.n_warps = self.T // 32
-        if self.T > 1 << 24:
-            raise MachineError(f"grid {grid} x block {block} has {self.ncta * self.B} threads; the machine "
-                               f"runs at most {1 << 24}")
         if len(arrays) != len(fn.params):
             raise ValueError(f"args must have one value per kernel parameter ({len(fn.params)}: "
                              f"{[p.type for p in fn.params]}); got {len(arrays)}")
         self.arrays = arrays
-        tid = np.arange(self.T, dtype=np.int64)
-        self.local = tid % self.TPC
-        self.exists = self.local < self.B
-        self.arange = np.arange(max(self.T * 4, 64), dtype=np.int64)
-        self._special: dict[str, np.ndarray] = {}
-        self.R: dict[str, np.ndarray] = {}
-        self.D: dict[str, np.ndarray] = {}
-        for name, t in fn.regs.items():
-            self.R[name] = np.zeros(self.T, dec.storage_dtype(t))
-            self.D[name] = np.zeros(self.T, bool)
-        self._static_layout(shared_mem)
-        self.bar_id = np.zeros(self.T, np.int64)
-        self.bar_cnt = np.full(self.T, -1, np.int64)
-        self.bar_pred = np.zeros(self.T, bool)
-        self.bar_pred_def = np.ones(self.T, bool)
-        self.ws_key = np.full(self.T, -1, np.int64)
-        self.ws_mask = np.zeros(self.T, np.int64)
-        self.ws_mdef = np.ones(self.T, bool)
-        self.ws_since = np.zeros(self.T, np.int64)     # the step a thread began waiting at a warp-sync call
-        self.last_effect = np.full(self.T, -1, np.int64)  # the step of its last store, atomic or synchronisation
+        self.regs = Registers({name: dec.storage_dtype(t) for name, t in fn.regs.items()})
+        self.shape: Optional[tuple] = None
+        self.T = 0
+        self._static_layout()
         self.key_ids: dict[str, int] = {}
-        self.status = np.zeros(self.T, np.int8)
-        self.pc = np.zeros(self.T, np.int64)
-        self.tainted = np.zeros(self.T, bool)
-        self.taint_until = np.full(self.T, -1, np.int64)
         self.any_tainted = False
         self.steps = 0
         self.trace_on = False
@@ -239,17 +218,70 @@ class Launch:
         # volatile counts as strong for the wording of a cross-block read (see _race), not for ordering
         self.vol = np.array([bool(_strength(ins)) or "volatile" in ins.mods for ins in fn.instrs] or [False])
         self.sem = [_order(ins) for ins in fn.instrs]
-        self.used = False
+
+    def reshape(self, grid, block, shared_mem: int) -> None:
+        """Geometry and per-thread state for launches of ``grid`` x ``block`` with ``shared_mem``
+        bytes of dynamic shared memory (kept while the next launch has the same shape)."""
+        if self.shape == (grid, block, shared_mem):
+            return
+        B = block[0] * block[1] * block[2]
+        TPC = (B + 31) // 32 * 32
+        ncta = grid[0] * grid[1] * grid[2]
+        if ncta * TPC > 1 << 24:
+            raise MachineError(f"grid {grid} x block {block} has {ncta * B} threads; the machine "
+                               f"runs at most {1 << 24}")
+        self._shared_layout(shared_mem)
+        self.shape = None     # until every per-thread array below fits the new shape
+        self.grid, self.block = grid, block
+        self.B, self.Wc, self.TPC, self.ncta = B, TPC // 32, TPC, ncta
+        self.T = ncta * TPC
+        self.n_warps = self.T // 32
+        self.arange = np.arange(max(self.T, 64), dtype=np.int64)
+        self.exists = (self.arange[:self.T] % TPC) < B
+        self._special: dict[str, np.ndarray] = {}
+        self._lanes_true: dict[int, np.ndarray] = {}
+        self.regs.reset(self.T)
+        self.status = np.zeros(self.T, np.int8)
+        self.pc = np.zeros(self.T, np.int64)
+        self.tainted = np.zeros(self.T, bool)
+        self.last_effect = np.full(self.T, -1, np.int64)  # the step of its last store, atomic or synchronisation
+        self.taint_until: Optional[np.ndarray] = None   # the rest only once some thread needs them
+        self.bar_id: Optional[np.ndarray] = None
+        self.gspace = self.sspace = self.lspace = None
+        self.shape = (grid, block, shared_mem)
+
+    def release(self) -> None:
+        """Drop the per-thread state (kept bindings only); the next launch reshapes."""
+        self.shape = None
+        self.regs.release()
+        for name in ("arange", "exists", "status", "pc", "tainted", "last_effect", "taint_until", "bar_id",
+                     "gspace", "sspace", "lspace", "_special"):
+            setattr(self, name, None)
+
+    @property
+    def held_threads(self) -> int:
+        """How many threads' state this launch keeps (0 once released)."""
+        return self.T if self.shape is not None else 0
+
+    def _wait_state(self) -> None:
+        """What threads waiting at barriers and warp-synchronous calls need, once one does."""
+        if self.bar_id is not None:
+            return
+        T = self.T
+        self.bar_id = np.zeros(T, np.int64)
+        self.bar_cnt = np.full(T, -1, np.int64)
+        self.bar_pred = np.zeros(T, bool)
+        self.bar_pred_def = np.ones(T, bool)
+        self.ws_key = np.full(T, -1, np.int64)
+        self.ws_mask = np.zeros(T, np.int64)
+        self.ws_mdef = np.ones(T, bool)
+        self.ws_since = np.zeros(T, np.int64)     # the step a thread began waiting at a warp-sync call
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
               globals_: Optional[dict] = None, serial: bool = False) -> None:
         """Reset every per-launch state and load the arguments."""
         self.serial = serial
-        if self.used:
-            for name in self.R:
-                self.R[name].fill(0)
-                self.D[name].fill(False)
-        self.used = True
+        self.regs.reset(self.T)
         self.trace_on = trace
         self.max_steps = max_steps
         self.racy_loads = racy_loads if racy_loads is not None else set()
@@ -265,14 +297,16 @@ class Launch:
         self.status[:] = np.where(self.exists, RUN, EXIT)
         self.pc.fill(0)
         self.tainted.fill(False)
-        self.taint_until.fill(-1)
+        if self.taint_until is not None:
+            self.taint_until.fill(-1)
         self.any_tainted = False
         self.uctl: dict[int, int] = {}
-        self.bar_cnt.fill(-1)
-        self.ws_key.fill(-1)
-        self.ws_mdef.fill(True)
+        if self.bar_id is not None:
+            self.bar_cnt.fill(-1)
+            self.ws_key.fill(-1)
+            self.ws_mdef.fill(True)
+            self.bar_pred_def.fill(True)
         self.last_effect.fill(-1)
-        self.bar_pred_def.fill(True)
         self.bepoch = np.zeros(self.ncta, np.int32)
         self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
         self.rel = np.zeros(self.ncta, np.int32)
@@ -295,8 +329,8 @@ class Launch:
 
     # -- layout -------------------------------------------------------------------------------
 
-    def _static_layout(self, shared_mem: int) -> None:
-        """Where every variable and parameter lives (the same for every launch of this shape)."""
+    def _static_layout(self) -> None:
+        """Where every variable and parameter lives (the same for every launch of the function)."""
         fn, module = self.fn, self.module
         self.syms: dict[str, tuple[str, int]] = {}
         n_arrays = sum(self.arrays)
@@ -338,13 +372,9 @@ class Launch:
         dyn = _align(off, max([16] + [v.align for v in externs]))
         for v in externs:
             self.syms[v.name] = ("shared", dyn)
-            self.shared_vars.append((dyn, shared_mem, v.name, v.type))
-        self.S_total = dyn + shared_mem if externs else off + shared_mem
+        self._static_shared = list(self.shared_vars)
+        self._externs = externs
         self.dyn_base = dyn if externs else off
-        if self.S_total > 228 * 1024:
-            raise ValueError(f"shared_mem: {self.S_total} bytes of shared memory per block exceed the 227 KiB "
-                             f"an sm_90 block may have")
-        self.S_stride = _align(max(self.S_total, 4), 256)
         off = 0
         for v in fn.vars:
             if v.space == "local":
@@ -353,6 +383,17 @@ class Launch:
                 off += v.size
         self.L_total = off
         self.L_stride = _align(max(off, 4), 16)
+
+    def _shared_layout(self, shared_mem: int) -> None:
+        """The dynamic shared memory area of ``shared_mem`` bytes after the static variables."""
+        dyn = self.dyn_base
+        S_total = dyn + shared_mem
+        if S_total > 228 * 1024:
+            raise ValueError(f"shared_mem: {S_total} bytes of shared memory per block exceed the 227 KiB "
+                             f"an sm_90 block may have")
+        self.shared_vars = self._static_shared + [(dyn, shared_mem, v.name, v.type) for v in self._externs]
+        self.S_total = S_total
+        self.S_stride = _align(max(S_total, 4), 256)
 
     def _memory(self, args, globals_: dict) -> None:
         """Fresh memory for one launch: the arguments' allocations, variables, parameters."""
@@ -377,7 +418,7 @@ class Launch:
                                  f"it uses {sorted(known) or 'none'}")
             var_bytes[name] = self._pack_global(name, value, known[name], gl)
         self.glayout = gl
-        self.gspace = mem.Space("global", gl.size, defined=True, track_written=False, races=True)
+        self.gspace = self._space(self.gspace, "global", gl.size, defined=True, track_written=False, races=True)
         for a, al in zip(args, self.arg_allocs):
             if al is not None and al.nbytes:
                 self.gspace.data[al.start:al.start + al.nbytes] = a.reshape(-1).view(np.uint8)
@@ -396,9 +437,20 @@ class Launch:
             pbytes[o:o + p.size] = _param_bytes(i, p, a, self.arg_allocs[i])
         self.pspace = mem.Space("param", len(pbytes), defined=True, track_written=False, races=False)
         self.pspace.data[:len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
-        self.sspace = mem.Space("shared", self.ncta * self.S_stride, defined=False, track_written=True, races=True)
-        self.lspace = mem.Space("local", self.T * self.L_stride if self.L_total else 16, defined=False,
-                                track_written=True, races=False)
+        # with no shared memory every shared access is out of bounds: nothing to keep per CTA
+        self.sspace = self._space(self.sspace, "shared", self.ncta * self.S_stride if self.S_total else 0,
+                                  defined=False, track_written=True, races=True)
+        self.lspace = self._space(self.lspace, "local", self.T * self.L_stride if self.L_total else 0, defined=False,
+                                  track_written=True, races=False)
+
+    @staticmethod
+    def _space(old: Optional[mem.Space], name: str, nbytes: int, **kind) -> mem.Space:
+        """A fresh space of ``nbytes``: the previous launch's reset in place when it has that size (its
+        memory is already mapped: refilling it costs a fraction of allocating and faulting in new pages)."""
+        if old is not None and old.size == mem.Space.rounded(nbytes):
+            old.reset()
+            return old
+        return mem.Space(name, nbytes, **kind)
 
     def _pack_global(self, name: str, value, var, gl: mem.GlobalLayout) -> bytes:
         """The bytes of a __device__ variable: raw (an array or scalar of its size) or a tuple of
@@ -432,10 +484,18 @@ class Launch:
 
     # -- services for decoded ops -------------------------------------------------------------
 
+    @staticmethod
+    def check_special(name: str) -> None:
+        """Raise :class:`helpers.machine.decode.Unsupported` unless :meth:`special` knows ``name``."""
+        base = name.split(".")[0]
+        if base not in _SPECIALS and base[len("%lanemask_"):] not in _LANEMASKS:
+            raise dec.Unsupported(f"special register {name}")
+
     def special(self, name: str) -> np.ndarray:
+        """The values of special register ``name`` (``%tid.x``, ...) for every thread."""
         if name in self._special:
             return self._special[name]
-        loc = self.local
+        loc = self.arange[:self.T] % self.TPC
         bx, by, bz = self.block
         gx, gy, gz = self.grid
         cta = np.arange(self.T, dtype=np.int64) // self.TPC
@@ -491,7 +551,7 @@ class Launch:
             v = np.uint64(a.offset & (2**64 - 1))
             return lambda G: (v, True)
         if a.base_is_reg:
-            r = dec.reader(self, Reg(a.base), "u64") if self.R[a.base].dtype.itemsize == 8 else \
+            r = dec.reader(self, Reg(a.base), "u64") if self.regs.dtype[a.base].itemsize == 8 else \
                 dec.reader(self, Reg(a.base), "u32")
             off = a.offset
 
@@ -547,9 +607,11 @@ class Launch:
         join, regs, pcs = flow(self.fn).region(p)
         self._shadow_stores(threads, regs, pcs)
         for r in regs:
-            self.D[r][threads] = False
+            self.regs.undefine(r, threads)
         fresh = threads[~self.tainted[threads]]
         self.tainted[threads] = True
+        if self.taint_until is None:
+            self.taint_until = np.full(self.T, -1, np.int64)
         self.taint_until[fresh] = join  # -1: the paths never join before the thread exits
         self.any_tainted = True
 
@@ -560,7 +622,7 @@ class Launch:
         an address that needs them is a guess; the bytes it names are only ever marked undefined."""
         if not any(self.fn.instrs[pc].opcode in ("st", "atom", "red") for pc in pcs):
             return
-        saved = {r: (self.R[r][threads].copy(), self.D[r][threads].copy()) for r in regs}
+        saved = {r: self.regs.save(r, threads) for r in regs}
         G = Group(threads, self.T)
         for pc in pcs:
             op = self.ops[pc]
@@ -579,8 +641,7 @@ class Launch:
             except (UnsupportedInstruction, dec.Unsupported, ValueError, KeyError, IndexError):
                 continue
         for r, (v, d) in saved.items():
-            self.R[r][threads] = v
-            self.D[r][threads] = d
+            self.regs.restore(r, threads, v, d)
 
     def _forget(self, G: Group, space, addr, nbytes: int) -> None:
         """Mark what an access at ``addr`` would cover undefined (silently skipping bad addresses)."""
@@ -623,7 +684,7 @@ class Launch:
             windows = (0, mem.SHARED_WINDOW, mem.LOCAL_WINDOW, mem.CONST_WINDOW, mem.PARAM_WINDOW)
         else:
             cls = None
-        mis = (addr % nbytes) != 0
+        mis = ((addr & (nbytes - 1)) if nbytes & (nbytes - 1) == 0 else (addr % nbytes)) != 0
         if undef is not None and (mis & undef).any():
             valid &= ~(mis & undef)  # an undefined address is not reported again as misaligned
             mis &= ~undef
@@ -649,8 +710,10 @@ class Launch:
                 a = addr[pos] - windows[c]
             if pos.size == 0:
                 continue
-            tids = G.idx[pos]
-            if sp == "global":
+            tids = G.idx if pos.size == n else G.idx[pos]
+            if sp == "global" and (one := self._one_allocation(a, nbytes)) is not None:
+                ok, flat, obj = True, a + one, self.gspace
+            elif sp == "global":
                 seg = (a >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
                 base, size, start = self.gtab
                 known = (seg >= 0) & (seg < len(self.glayout.allocs))
@@ -675,7 +738,7 @@ class Launch:
                 ok = (a >= 0) & (a + nbytes <= self.cspace.size)
                 flat = a
                 obj = self.cspace
-            if not ok.all():
+            if ok is not True and not ok.all():
                 bad = ~ok
                 if undef is not None:
                     bad &= ~undef[pos]  # out of bounds because the address is undefined: skipped quietly
@@ -686,6 +749,18 @@ class Launch:
                 pos, flat, a = pos[ok], flat[ok], a[ok]
             if pos.size:
                 yield obj, pos, flat, a, (None if undef is None else ~undef[pos])
+
+    def _one_allocation(self, a: np.ndarray, nbytes: int) -> Optional[int]:
+        """When every global address of ``a`` (accesses of ``nbytes``) lies inside one allocation (the
+        usual case: a warp's threads index one array), what turns them into flat byte indices."""
+        lo, hi = int(a.min()), int(a.max())
+        i = (lo >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
+        if i != (hi >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0 or not 0 <= i < len(self.glayout.allocs):
+            return None
+        al = self.glayout.allocs[i]
+        if lo < al.base or hi + nbytes > al.base + al.nbytes:
+            return None
+        return al.start - al.base
 
     def _oob_message(self, what: str, sp: str, a: int, nbytes: int) -> str:
         if sp == "global":
@@ -710,16 +785,30 @@ class Launch:
         al = self.glayout.find(int(a))
         return f"{al.name} byte {int(a) - al.base}" if al else f"address {a:#x}"
 
+    def _stamps(self, tids: np.ndarray) -> tuple:
+        """(barrier epoch, warp clock, release stamp) of an access by ``tids`` now; each a scalar 0
+        while no barrier, warp sync or release has happened, so records need no column for it."""
+        ep = rel = 0
+        cta = None
+        if self.bepoch.any():
+            cta = tids // self.TPC
+            ep = self.bepoch[cta]
+        clk = self.vc[tids >> 5, tids & 31, tids & 31] if self.vc is not None else 0
+        if self.rel.any():
+            rel = self.rel[tids // self.TPC if cta is None else cta]
+        return ep, clk, rel
+
     def _record(self, tids: np.ndarray, pc: int, bm) -> np.ndarray:
-        cta = tids // self.TPC
         rec = np.empty((tids.size, NREC), np.int32)
         rec[:, TID] = tids
         rec[:, PC] = pc
-        rec[:, EP] = self.bepoch[cta]
-        rec[:, CLK] = self.vc[tids >> 5, tids & 31, tids & 31] if self.vc is not None else 0
-        rec[:, REL] = self.rel[cta]
+        rec[:, EP], rec[:, CLK], rec[:, REL] = self._stamps(tids)
         rec[:, BYTES] = bm
         return rec
+
+    def _put(self, recs: mem.Records, words: np.ndarray, tids: np.ndarray, pc: int, bm) -> None:
+        """Record an access at ``words`` by ``tids`` (one per word) now."""
+        recs.put(words, tids, pc, *self._stamps(tids), 15 if bm is None else bm)
 
     def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int, read: bool = False) -> np.ndarray:
         """Which recorded accesses cannot race with this one by ``tids`` at ``pc``: the same thread,
@@ -763,17 +852,26 @@ class Launch:
         words = (w0[:, None] + np.arange(nw)).ravel()
         return words, None, np.repeat(np.arange(flat.size), nw)
 
-    def _conflicts(self, sp: mem.Space, ins, hazard: str, recs: np.ndarray, tids: np.ndarray, bm,
-                   words: np.ndarray) -> np.ndarray:
-        """Which records ``recs`` (one per word this access by ``tids`` touches) it races with: a
-        record on the same bytes that nothing orders before it (:meth:`_ordered`). Reports them."""
-        live = recs[:, TID] >= 0
-        if bm is not None:
-            live &= (recs[:, BYTES] & bm) != 0
-        if live.any():
-            live &= ~self._ordered(recs, tids, ins.index)
-            self._race(sp, ins, hazard, tids, recs, live, words)
-        return live
+    def _conflicts(self, sp: mem.Space, ins, hazard: str, recs: mem.Records, tids: np.ndarray, bm,
+                   words: np.ndarray, present: Optional[np.ndarray] = None) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Which of the records ``recs`` at ``words`` (the words this access by ``tids``, one per
+        word, touches) it races with: a record on the same bytes that nothing orders before it
+        (:meth:`_ordered`). Reports them; returns their positions in ``words`` and their rows, or None.
+        ``present``: the positions of ``words`` that hold a record, when the caller has them."""
+        if recs.empty:
+            return None
+        i = np.flatnonzero(recs.tids(words) >= 0) if present is None else present
+        if bm is not None and i.size:
+            i = i[(recs.column(BYTES, words[i]) & bm[i]) != 0]
+        if i.size == 0:
+            return None
+        rows = recs.rows(words[i])
+        racing = ~self._ordered(rows, tids[i], ins.index)
+        if not racing.any():
+            return None
+        i, rows = i[racing], rows[racing]
+        self._race(sp, ins, hazard, tids[i], rows, np.ones(i.size, bool), words[i])
+        return i, rows
 
     def _race(self, sp: mem.Space, ins, hazard: str, rec_tids, recs, live, words) -> None:
         """Report live conflicting records as races (aggregated by the two PCs and the hazard)."""
@@ -826,23 +924,36 @@ class Launch:
     def _counters_mem(self, sp, G: Group, ins, pos, flat, a, nbytes: int) -> None:
         """Shared wavefronts (32 banks of 4-byte words, a word asked for by several lanes served once)
         and global 32-byte sectors, per warp-level request."""
-        tids = G.idx[pos]
+        tids = G.idx if pos.size == G.n else G.idx[pos]
         warps = tids >> 5
         if sp is self.sspace:
             words, _, idx = self._words(flat, nbytes)
             w = warps if idx is None else warps[idx]
-            key = _distinct(w * BIG + words)
-            uw = key // BIG
+            key = _distinct((w << WSHIFT) | words)
+            uw = key >> WSHIFT
             w0 = int(uw[0])
-            cnt = np.bincount((uw - w0) * 32 + (key % BIG) % 32, minlength=(int(uw[-1]) - w0 + 1) * 32)
+            cnt = np.bincount((uw - w0) * 32 + (key & 31), minlength=(int(uw[-1]) - w0 + 1) * 32)
             wl, per = self._count_requests(ins, "shared", "wavefronts", w0, cnt.reshape(-1, 32).max(axis=1))
             if self.trace_on:
                 self.shared_events.append((self.steps, ins.index, wl, per))
         elif sp is self.gspace:
-            key = warps * BIG + flat // 32  # an aligned access of <= 16 bytes stays in one sector
+            w, c = G.warps()
+            if nbytes <= 16 and pos.size == G.n and w.size * 32 == G.n:
+                # whole warps in order, each lane's sectors in ascending order (the usual coalesced
+                # access): a warp's distinct sectors are where the sector number changes, plus one
+                sec = (flat >> 5).reshape(-1, 32)
+                later, earlier = sec[:, 1:], sec[:, :-1]
+                if (later >= earlier).all():
+                    per = np.count_nonzero(later != earlier, axis=1) + 1
+                    self.cw["global_requests"][w] += 1
+                    self.cw["global_sectors"][w] += per
+                    self.ci["global_requests"][ins.index] += w.size
+                    self.ci["global_sectors"][ins.index] += int(per.sum())
+                    return
+            key = (warps << WSHIFT) | (flat >> 5)  # an aligned access of <= 16 bytes stays in one sector
             if nbytes > 16:
-                key = np.concatenate([key, warps * BIG + (flat + nbytes - 1) // 32])
-            uw = _distinct(key) // BIG
+                key = np.concatenate([key, (warps << WSHIFT) | ((flat + nbytes - 1) >> 5)])
+            uw = _distinct(key) >> WSHIFT
             w0 = int(uw[0])
             self._count_requests(ins, "global", "sectors", w0, np.bincount(uw - w0))
 
@@ -858,10 +969,23 @@ class Launch:
         return warps, per[hit]
 
     def load(self, G: Group, ins, space, addr, adef, t: str, vec: int, read_only: bool = False):
+        """What the threads of G read: values and definedness shaped (G.n, vec); a parameter or
+        constant that every thread reads at one address comes back once, (1, vec), with True for
+        its definedness when all of it is defined."""
         es = type_size(t)
         nbytes = es * vec
         dt = np.dtype(dec.NP[t])
         ut = dec.UINT[es]
+        if np.ndim(addr) == 0 and adef is True and space in ("param", "const"):
+            sp = self.pspace if space == "param" else self.cspace
+            a = int(addr)
+            if a % nbytes == 0 and 0 <= a <= sp.size - nbytes:
+                # one address for every thread (a kernel parameter): read it once
+                d = sp.defined[a:a + nbytes].view(ut) == ONES[es]
+                return sp.data[a:a + nbytes].view(dt)[None, :], (True if d.all() else d[None, :])
+        if nbytes == 4 and not read_only and (w0 := self._word_run(G, ins, space, addr, adef)) is not None:
+            raw, d = self._load_run(G, ins, w0)
+            return raw.view(dt)[:, None], d[:, None]
         vals = dfn = None
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
             k = flat // es
@@ -877,15 +1001,15 @@ class Launch:
                                      f"({self._describe(sp.name, int(a[bad][0]))}): its value is undefined",
                                      threads=G.idx[pos[bad]][:2], count=int(bad.sum()), space=sp.name)
             if sp.W is not None:
-                tids = G.idx[pos]
+                tids = G.idx if pos.size == G.n else G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
                 if read_only and sp is self.gspace:
                     d = self._noncoherent(ins, sp, words, wt, eidx, pos.size, vec, d)
-                live = self._conflicts(sp, ins, "RAW", sp.W[words], wt, bm, words)
-                if live.any():
-                    changed = live & sp.w_chg[words]
-                    if changed.any():
+                hit = self._conflicts(sp, ins, "RAW", sp.W, wt, bm, words)
+                if hit is not None:
+                    changed = hit[0][sp.w_chg[words[hit[0]]]]
+                    if changed.size:
                         badel = np.zeros(pos.size, bool)
                         badel[changed if eidx is None else eidx[changed]] = True
                         d = d & (~badel if vec == 1 else ~badel[:, None])
@@ -894,18 +1018,16 @@ class Launch:
                     if mark.any():
                         d = d & (~mark if vec == 1 else ~mark[:, None])
                 if not read_only:
-                    rec = self._record(wt, ins.index, 15 if bm is None else bm)
-                    r1t = sp.R1[words, TID]
-                    shift = (r1t >= 0) & (r1t != wt)
-                    if shift.any():
-                        ws_ = words[shift]
-                        sp.R2[ws_] = sp.R1[ws_]
-                    sp.R1[words] = rec
-                    ar = self.arange[:words.size]
-                    sp.scratch[words] = ar
-                    dup = sp.scratch[words] != ar
-                    if dup.any():
-                        sp.R2[words[dup]] = rec[dup]
+                    if not sp.R1.empty:
+                        r1t = sp.R1.tids(words)
+                        shift = (r1t >= 0) & (r1t != wt)
+                        if shift.any():
+                            sp.R2.copy_from(sp.R1, words[shift])
+                    self._put(sp.R1, words, wt, ins.index, bm)
+                    last = sp.last_of(words)
+                    if last is not None:
+                        dup = np.flatnonzero(last != np.arange(words.size))
+                        self._put(sp.R2, words[dup], wt[dup], ins.index, None if bm is None else bm[dup])
             if sp is self.gspace and self.strong[ins.index] >= 2:
                 self._strong_sync(G.idx[pos], flat, ins, write=False)
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
@@ -932,14 +1054,14 @@ class Launch:
         memory consistency model does not apply to the non-coherent texture path (ld.global.nc), and
         9.7.9.8 ld: .nc is for data read-only for the kernel's lifetime. No fence orders such a read
         after the write, so its value is undefined (``d`` marked)."""
-        W = sp.W[words]
-        hit = W[:, TID] >= 0
+        hit = sp.W.tids(words) >= 0
         if self.last_atom:
             hit |= np.isin(words, np.fromiter(self.last_atom, np.int64, len(self.last_atom)))
         if not hit.any():
             return d
         i = int(np.flatnonzero(hit)[0])
-        by = (f"thread {self._tdesc(int(W[i, TID]))} wrote it at {self.where(int(W[i, PC]))}" if W[i, TID] >= 0
+        w_tid, w_pc = (int(x) for x in sp.W.rows(words[i:i + 1])[0, [TID, PC]])
+        by = (f"thread {self._tdesc(w_tid)} wrote it at {self.where(w_pc)}" if w_tid >= 0
               else f"thread {self._tdesc(self.last_atom[int(words[i])][0])} updated it with an atomic at "
                    f"{self.where(self.last_atom[int(words[i])][1])}")
         self.add_finding(
@@ -950,7 +1072,7 @@ class Launch:
             f"model does not apply to ld.global.nc and fences do not order it (PTX ISA 8.1), so it may return "
             f"the old value (fix: a plain load, e.g. no __ldg and no const __restrict__ on that pointer)",
             threads=(int(wt[i]),), count=int(hit.sum()),
-            other_pc=int(W[i, PC]) if W[i, TID] >= 0 else self.last_atom[int(words[i])][1],
+            other_pc=w_pc if w_tid >= 0 else self.last_atom[int(words[i])][1],
             key_extra=("nc",), hazard="RAW", space="global", between="non-coherent")
         bad = np.zeros(n, bool)
         bad[hit if eidx is None else eidx[hit]] = True
@@ -968,12 +1090,15 @@ class Launch:
         es = type_size(t)
         nbytes = es * vec
         ut = dec.UINT[es]
-        self.last_effect[G.idx] = self.steps
+        self.last_effect[G.sel] = self.steps
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
         if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
             for t in G.idx.tolist():
                 self._release(t, t // self.TPC)
+        if nbytes == 4 and (w0 := self._word_run(G, ins, space, addr, adef)) is not None:
+            self._store_run(G, ins, w0, vals[:, 0].view(np.uint32), defs[:, 0].copy())
+            return
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
             if sp is self.gspace and self.strong[ins.index] >= 2:
                 self._strong_sync(G.idx[pos], flat, ins, write=True)
@@ -995,33 +1120,34 @@ class Launch:
                 # undefined (never written, or written undefined): then either outcome may be garbage.
                 old_def = sp.defined.view(ut)[idx] == ONES[es]
                 chg_el = (old != new) | ~old_def if vec == 1 else ((old != new) | ~old_def).any(axis=1)
-                tids = G.idx[pos]
+                tids = G.idx if pos.size == G.n else G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
                 chg = chg_el if eidx is None else chg_el[eidx]
-                live = self._conflicts(sp, ins, "WAW", sp.W[words], wt, bm, words)
-                if live.any():
-                    lost = np.zeros(pos.size, bool)
-                    lc = live & chg
-                    lost[lc if eidx is None else eidx[lc]] = True
-                    d &= ~lost if vec == 1 else ~lost[:, None]
-                for R in (sp.R1, sp.R2):
-                    Rr = R[words]
-                    lr = self._conflicts(sp, ins, "WAR", Rr, wt, bm, words)
-                    if lr.any():
-                        hit = lr & chg
-                        for rt_, rpc in zip(Rr[hit, TID], Rr[hit, PC]):
+                hit = self._conflicts(sp, ins, "WAW", sp.W, wt, bm, words)
+                if hit is not None:
+                    lc = hit[0][chg[hit[0]]]
+                    if lc.size:
+                        lost = np.zeros(pos.size, bool)
+                        lost[lc if eidx is None else eidx[lc]] = True
+                        d &= ~lost if vec == 1 else ~lost[:, None]
+                for R in (sp.R1, sp.R2):   # the reads of these words: checked, then forgotten
+                    present = None if R.empty else np.flatnonzero(R.tids(words) >= 0)
+                    if present is None or present.size == 0:
+                        continue
+                    hit = self._conflicts(sp, ins, "WAR", R, wt, bm, words, present)
+                    if hit is not None:
+                        sel = chg[hit[0]]
+                        for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
                             key = (int(rt_), int(rpc))
                             if key not in self.racy_loads:
                                 self.new_racy.add(key)
+                    R.clear(words[present])
                 # two threads of this group writing the same bytes
-                keyw = flat if nbytes < 4 else flat // 4
-                ar = self.arange[:keyw.size]
-                sp.scratch[keyw] = ar
-                last = sp.scratch[keyw]
-                dup = last != ar
-                if dup.any():
-                    i = np.flatnonzero(dup)
+                keyw = flat if nbytes < 4 else flat >> 2
+                last = sp.last_of(keyw)
+                if last is not None:
+                    i = np.flatnonzero(last != np.arange(keyw.size))
                     fake = np.zeros((i.size, NREC), np.int32)
                     fake[:, TID] = tids[i]
                     fake[:, PC] = ins.index
@@ -1031,18 +1157,111 @@ class Launch:
                     differ = (np.atleast_2d(ni != nl)).any(axis=0)
                     if differ.any():
                         d[last[i][differ]] = False
-                rec = self._record(wt, ins.index, 15 if bm is None else bm)
-                sp.W[words] = rec
+                self._put(sp.W, words, wt, ins.index, bm)
                 sp.w_chg[words] = chg
-                sp.R1[words, TID] = -1
-                sp.R2[words, TID] = -1
             view[idx] = new
-            sp.defined.view(ut)[idx] = np.where(d, ONES[es], ut(0))
+            sp.defined.view(ut)[idx] = ONES[es] if d.all() else np.where(d, ONES[es], ut(0))
             if sp.written is not None:
                 sp.written.view(ut)[idx] = ONES[es]
             self._counters_mem(sp, G, ins, pos, flat, a, nbytes)
             if self.trace_on:
                 self._trace_mem("st", sp, ins, G.idx[pos], flat, es, new, d)
+
+    # -- whole warps reading or writing consecutive words of one array --------------------------
+    # (the coalesced access of most kernels: one 4-byte element per thread, in thread order). The
+    # same rules as load and store, with slices of the word-indexed state instead of gathers and
+    # scatters through an index per thread; a record already there is looked at as they do.
+
+    def _word_run(self, G: Group, ins, space: Optional[str], addr, adef) -> Optional[int]:
+        """The first global word (an index into the global space's 4-byte words) when the threads of G
+        access consecutive aligned 4-byte words in thread order inside one allocation, with defined
+        addresses, no trace kept and no strong (ordering) access; None otherwise."""
+        n = G.n
+        if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or np.shape(addr) != (n,):
+            return None
+        a = addr
+        a0 = int(a[0])
+        if a0 & 3 or int(a[-1]) - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
+            return None
+        one = self._one_allocation(a, 4)
+        if one is None or (n > 1 and not ((a[1:] - a[:-1]) == 4).all()):
+            return None
+        return (a0 + one) >> 2
+
+    def _count_run(self, G: Group, ins, w0: int) -> None:
+        """Global requests and sectors of a word run from word ``w0``: each warp's lanes cover
+        consecutive words, so its sectors are those from its first byte's to its last byte's."""
+        w, c = G.warps()
+        first = np.zeros(c.size, np.int64)
+        np.cumsum(c[:-1], out=first[1:])
+        start = (w0 + first) * 4
+        per = ((start + 4 * c - 1) >> 5) - (start >> 5) + 1
+        self.cw["global_requests"][w] += 1
+        self.cw["global_sectors"][w] += per
+        self.ci["global_requests"][ins.index] += w.size
+        self.ci["global_sectors"][ins.index] += int(per.sum())
+
+    @staticmethod
+    def _present(recs: mem.Records, sl: slice) -> Optional[np.ndarray]:
+        """Positions in the run ``sl`` that hold a record of ``recs`` (None: none do)."""
+        if recs.empty:
+            return None
+        present = np.flatnonzero(recs.cols[TID][sl] >= 0)
+        return present if present.size else None
+
+    def _load_run(self, G: Group, ins, w0: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`load` of a word run from word ``w0``: the raw words read and whether each is defined."""
+        sp, n, tids = self.gspace, G.n, G.idx
+        sl = slice(w0, w0 + n)
+        raw = sp.data.view(np.uint32)[sl]
+        d = sp.defined.view(np.uint32)[sl] == ONES[4]
+        words = np.arange(w0, w0 + n)
+        present = self._present(sp.W, sl)
+        if present is not None:
+            hit = self._conflicts(sp, ins, "RAW", sp.W, tids, None, words, present)
+            if hit is not None:
+                d[hit[0][sp.w_chg[words[hit[0]]]]] = False
+        if ins.index in self.racy_by_pc:
+            d &= ~np.isin(tids, self.racy_by_pc[ins.index])
+        if not sp.R1.empty:
+            r1t = sp.R1.cols[TID][sl]
+            shift = (r1t >= 0) & (r1t != tids)
+            if shift.any():
+                sp.R2.copy_from(sp.R1, words[shift])
+        self._put(sp.R1, sl, tids, ins.index, None)
+        self._count_run(G, ins, w0)
+        return raw, d
+
+    def _store_run(self, G: Group, ins, w0: int, new: np.ndarray, d: np.ndarray) -> None:
+        """:meth:`store` of a word run from word ``w0``: ``new`` the words, ``d`` whether each is defined."""
+        sp, n, tids = self.gspace, G.n, G.idx
+        sl = slice(w0, w0 + n)
+        view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
+        # changed for a racing access: see store
+        chg = (view[sl] != new) | (dview[sl] != ONES[4])
+        words = np.arange(w0, w0 + n)
+        present = self._present(sp.W, sl)
+        if present is not None:
+            hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
+            if hit is not None:
+                d[hit[0][chg[hit[0]]]] = False
+        for R in (sp.R1, sp.R2):
+            present = self._present(R, sl)
+            if present is None:
+                continue
+            hit = self._conflicts(sp, ins, "WAR", R, tids, None, words, present)
+            if hit is not None:
+                sel = chg[hit[0]]
+                for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
+                    key = (int(rt_), int(rpc))
+                    if key not in self.racy_loads:
+                        self.new_racy.add(key)
+            R.clear(words[present])
+        self._put(sp.W, sl, tids, ins.index, None)
+        sp.w_chg[sl] = chg
+        view[sl] = new
+        dview[sl] = ONES[4] if d.all() else np.where(d, ONES[4], np.uint32(0))
+        self._count_run(G, ins, w0)
 
     def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
         """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
@@ -1118,7 +1337,7 @@ class Launch:
                 f"that other blocks update)",
                 threads=(last[0], t), other_pc=last[1], key_extra=("scope",), hazard="atomic", space="global",
                 between="blocks")   # the values stay as computed: the finding alone fails the answer
-        for recs in (self.value_w.get(w), self.gspace.W[words]):
+        for recs in (self.value_w.get(w), self.gspace.W.rows(words)):
             if recs is None or recs[0, TID] < 0 or int(recs[0, TID]) // self.TPC == cta:
                 continue
             live = ~self._ordered(recs, tids, ins.index, read=True)
@@ -1194,10 +1413,12 @@ class Launch:
 
     def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
         m, md = op.ws_mask(G)
-        m = dec.per_thread(np.asarray(m).astype(np.int64) & 0xFFFFFFFF, G.n)
+        m = dec.per_thread(np.asarray(m, np.uint32), G.n)   # a b32 operand
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
             return G.idx
+        m = m.astype(np.int64)
         idx = G.idx
+        self._wait_state()
         self.status[idx] = WS
         self.pc[idx] = p
         self.ws_since[idx] = self.steps
@@ -1226,20 +1447,27 @@ class Launch:
             if m.strides != (0,) and not (m == np.repeat(m_first, c)).all():
                 return False
         if full:
-            callers = np.ones((w.size, 32), bool)
+            callers = self._all_lanes(w.size)
             inv, lane = None, None
         else:
             gbits = G.warp_masks().astype(np.int64)
             alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
-            if ((m_first & alive & ~gbits) != 0).any():
+            if ((m_first.astype(np.int64) & alive & ~gbits) != 0).any():
                 return False
             inv = np.repeat(np.arange(w.size), c)
             lane = G.idx & 31
             callers = np.zeros((w.size, 32), bool)
             callers[inv, lane] = True
-        self._ws_rows(op, [(p, None, G)], w, m_first.astype(np.uint32), np.ones(w.size, bool), callers, inv, lane)
-        self.pc[G.idx] = p + 1
+        self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, inv, lane)
+        self.pc[G.sel] = p + 1
         return True
+
+    def _all_lanes(self, rows: int) -> np.ndarray:
+        """(rows, 32) True, read-only: every lane calls, or every operand is defined."""
+        a = self._lanes_true.get(rows)
+        if a is None:
+            a = self._lanes_true[rows] = np.broadcast_to(np.ones(32, bool), (rows, 32))
+        return a
 
     def ws_try(self, warps: np.ndarray) -> np.ndarray:
         st = self.status.reshape(-1, 32)[warps]
@@ -1365,8 +1593,11 @@ class Launch:
         """
         nr = rwarp.size
         # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
-        named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
-        selfless = callers & ~named
+        if (rmask == 0xFFFFFFFF).all():
+            selfless = np.zeros(1, bool)
+        else:
+            named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
+            selfless = callers & ~named
         if selfless.any():
             r, l = np.nonzero(selfless)
             t0 = int(rwarp[r[0]] * 32 + l[0])
@@ -1379,23 +1610,27 @@ class Launch:
             inputs = None
             for p, sel, Gp in parts:
                 vals = self.ops[p].ws_read(Gp)
+                if inv is None:
+                    # whole warps in order: the operands as (rows, 32) views, copied only for the trace,
+                    # which keeps them while the registers change
+                    inputs = [(_as_rows(v, nr, self.trace_on),
+                               self._all_lanes(nr) if d is True else _as_rows(d, nr, self.trace_on)) for v, d in vals]
+                    continue
                 if inputs is None:
-                    inputs = [(np.zeros((nr, 32), v.dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
+                    inputs = [(np.zeros((nr, 32), np.asarray(v).dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
                 for (mv, md), (v, d) in zip(inputs, vals):
-                    if inv is None:
-                        mv[:] = v.reshape(nr, 32)
-                        md[:] = d.reshape(nr, 32)
-                    else:
-                        ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
-                        mv[ri, li] = v
-                        md[ri, li] = d
+                    ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
+                    mv[ri, li] = v
+                    md[ri, li] = d
             try:
                 outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
             except BadOperand as exc:
                 raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
             for p, sel, Gp in parts:
                 if inv is None:
-                    res = [(None, None) if ov is None else (ov.reshape(-1), od.reshape(-1)) for ov, od in outs]
+                    # a result defined in every lane is written as such (the register keeps no array for it)
+                    res = [(None, None) if ov is None else (ov.reshape(-1), True if od.all() else od.reshape(-1))
+                           for ov, od in outs]
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]
@@ -1452,6 +1687,7 @@ class Launch:
             self.ci["barriers"][p] += w.size
             self.cw["barriers"][w] += 1
             return idx
+        self._wait_state()
         self.status[idx] = BAR
         self.pc[idx] = p
         self.last_effect[idx] = self.steps
@@ -1556,13 +1792,16 @@ class Launch:
         return tids
 
     def on_exit(self, G: Group) -> None:
-        self.status[G.idx] = EXIT
-        ctas = np.unique(G.idx // self.TPC)
-        if (self.status.reshape(self.ncta, self.TPC)[ctas] == BAR).any():
-            self.bar_try(ctas)
-        w, _ = G.warps()
-        if (self.status.reshape(-1, 32)[w] == WS).any():
-            self.ws_try(w)
+        self.status[G.sel] = EXIT
+        # only threads waiting somewhere can be released by these exits
+        if (self.status == BAR).any():
+            ctas = np.unique(G.idx // self.TPC)
+            if (self.status.reshape(self.ncta, self.TPC)[ctas] == BAR).any():
+                self.bar_try(ctas)
+        if (self.status == WS).any():
+            w, _ = G.warps()
+            if (self.status.reshape(-1, 32)[w] == WS).any():
+                self.ws_try(w)
 
     # -- the scheduler --------------------------------------------------------------------------
 
@@ -1592,7 +1831,7 @@ class Launch:
         ops = self.ops
         ci_issued, ci_active, ci_pred = self.ci["issued"], self.ci["active_lanes"], self.ci["predicated_on"]
         cw_pred = self.cw["predicated_on"]
-        R, D = self.R, self.D
+        guards = {}
         while True:
             runnable = np.flatnonzero(self.status == RUN)
             if self.serial and runnable.size:   # only the first CTA that has not exited runs
@@ -1627,11 +1866,13 @@ class Launch:
                 gv = None
                 once = None  # threads tainted for this one instruction (its guard is undefined)
                 if ins.guard is not None:
-                    gv = R[ins.guard][G.sel]
-                    gd = D[ins.guard][G.sel]
+                    read = guards.get(ins.guard)
+                    if read is None:
+                        read = guards[ins.guard] = self.regs.reader(ins.guard)
+                    gv, gd = read(G)
                     if ins.guard_negated:
                         gv = ~gv
-                    if not gd.all():
+                    if gd is not True and not gd.all():
                         ud = ~gd
                         if kind == dec.BRA or kind == dec.EXIT:
                             self.taint_branch(G.idx[ud], p)
@@ -1795,7 +2036,10 @@ class Launch:
                 continue
             d = self.gspace.defined[al.start:al.start + al.nbytes]
             its = a.itemsize if a.itemsize else 1
-            u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
+            if its in ONES:   # every byte of an element defined: its bytes as one word equal 0x01...01
+                u = d.view(dec.UINT[its]) != ONES[its]
+            else:
+                u = ~d.reshape(-1, its).all(axis=1) if a.size else np.zeros(0, bool)
             undefined.append(u.reshape(a.shape))
         counters = Counters(per_warp=dict(self.cw), by_pc=dict(self.ci), instrs=self.fn.instrs)
         trace = None
@@ -1845,6 +2089,12 @@ def _short_name(name: str) -> str:
     if m and len(m.group(2)) == int(m.group(1)):
         return m.group(2)
     return name
+
+
+def _as_rows(x, nr: int, copy: bool) -> np.ndarray:
+    """A per-thread operand of ``nr`` whole warps in order (an array, a scalar, or True) as (nr, 32)."""
+    a = (np.broadcast_to(x, (nr * 32,)) if np.ndim(x) == 0 else x).reshape(nr, 32)
+    return a.copy() if copy else a
 
 
 def emulator_pack(bits: np.ndarray) -> np.ndarray:
@@ -1916,9 +2166,6 @@ def _atomic_apply(op: str, dt, cur, b, c):
     raise ValueError(op)
 
 
-_CACHE: dict = {}
-
-
 def _referenced(fn: Function) -> set:
     """The variable names a function's instructions mention."""
     names = getattr(fn, "_symbols", None)
@@ -1934,17 +2181,39 @@ def _referenced(fn: Function) -> set:
     return names
 
 
-def _launcher(module: Module, fn: Function, grid, block, shared_mem: int, arrays: tuple) -> Launch:
-    """A Launch of this shape, reused from an earlier call when it matches (binding costs more than a reset)."""
-    key = (id(module), fn.name, grid, block, shared_mem, arrays)
+# Bound launches, one per kernel and argument kinds, most recently used last. Each keeps the
+# per-thread state of its last shape for the next launch of that shape (a reset costs less than
+# allocating it again), within bounds: at most _MAX_KEPT_THREADS threads a launch, _MAX_HELD_THREADS
+# in all; the oldest give theirs up first and keep only their bound ops.
+_CACHE: dict = {}
+_MAX_LAUNCHES = 64
+_MAX_KEPT_THREADS = 1 << 17
+_MAX_HELD_THREADS = 1 << 18
+
+
+def _launcher(module: Module, fn: Function, arrays: tuple) -> Launch:
+    """The bound Launch of ``fn`` for arguments of these kinds, from an earlier call when there was one."""
+    key = (id(module), fn.name, arrays)
     L = _CACHE.pop(key, None)
     if L is None:
-        L = Launch(module, fn, grid, block, shared_mem, arrays)
-    if L.T <= 1 << 17:  # a cached launch holds its registers: keep at most 64, 2^18 threads in all
-        _CACHE[key] = L  # most recently used last
-        while len(_CACHE) > 64 or sum(x.T for x in _CACHE.values()) > 1 << 18:
-            _CACHE.pop(next(iter(_CACHE)))
+        L = Launch(module, fn, arrays)
+    _CACHE[key] = L
+    while len(_CACHE) > _MAX_LAUNCHES:
+        _CACHE.pop(next(iter(_CACHE)))
     return L
+
+
+def _trim(last: Launch) -> None:
+    """Bound the per-thread state the cached launches keep, after ``last`` ran."""
+    if last.held_threads > _MAX_KEPT_THREADS:
+        last.release()
+    held = sum(L.held_threads for L in _CACHE.values())
+    for L in list(_CACHE.values()):
+        if held <= _MAX_HELD_THREADS:
+            break
+        if L is not last:
+            held -= L.held_threads
+            L.release()
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
@@ -1956,7 +2225,8 @@ def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, 
     order, in parallel or in series": code in which a block waits for a later one never ends here
     (it runs into ``max_steps``)."""
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
-    L = _launcher(module, fn, grid, block, shared_mem, arrays)
+    L = _launcher(module, fn, arrays)
+    L.reshape(grid, block, shared_mem)
     L.start(args, trace=trace, max_steps=max_steps, globals_=globals_, serial=serial)
     L.run()
     if L.new_racy:
@@ -1964,4 +2234,6 @@ def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, 
                 serial=serial)
         L.run()
     L.copy_back()
-    return L.report()
+    report = L.report()
+    _trim(L)
+    return report

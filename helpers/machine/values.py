@@ -186,6 +186,12 @@ def int_div(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.
 
 def int_rem(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
     """Remainder with the sign of the dividend (C semantics) and a mask of lanes dividing by zero."""
+    if not signed or a.dtype.itemsize < 8:
+        # NumPy's fmod is C's %, and remainder is it for unsigned integers: one pass instead of
+        # a division through 64 bits (64-bit signed keeps that path: the same results as before)
+        zero = b == 0
+        bb = np.where(zero, np.ones((), b.dtype), b)
+        return (np.fmod(a, bb) if signed else np.remainder(a, bb)).astype(a.dtype, copy=False), zero
     q, zero = int_div(a, b, signed)
     bb = np.where(zero, np.ones((), b.dtype), b)
     with np.errstate(over="ignore"):

@@ -30,6 +30,11 @@ def _row_defined(callers: np.ndarray, d: np.ndarray, mask_defined: np.ndarray) -
     return ((d | ~callers).all(axis=1) & mask_defined)[:, None] & callers
 
 
+def _all(a: np.ndarray) -> bool:
+    """``a.all()``, at the cost of one row when ``a`` is one row broadcast over the warps."""
+    return bool(a[0].all() if a.ndim == 2 and a.strides[0] == 0 else a.all())
+
+
 def shfl_compute(mode: str, want_p: bool = True):
     """shfl.sync (PTX ISA 9.7.9.6): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0).
     ``want_p``: compute the predicate destination (whether the source lane was in range)."""
@@ -38,7 +43,9 @@ def shfl_compute(mode: str, want_p: bool = True):
 
     def compute(inputs, callers, mask, mask_defined):
         (a, da), (b, db), (c, dc) = inputs
-        c = c.astype(np.uint32)
+        c = c.astype(np.uint32, copy=False)
+        if b.shape[0] > 1 and b.strides[0] != 0 and (b == b.flat[0]).all():
+            b = np.broadcast_to(b[:1], b.shape)   # one delta for every warp: the emulator's one-row path
         c0 = c.flat[0]
         uniform = bool((c == c0).all())
         if uniform:
@@ -68,11 +75,11 @@ def shfl_compute(mode: str, want_p: bool = True):
                 out_v[sel] = r.values[sel]
                 out_src[sel] = r.src_lane[sel]
                 out_d[sel] = r.defined[sel]
-        src = np.where(out_src >= 0, out_src, LANE)
-        if not da.all():
+        src = np.where(out_src >= 0, out_src, LANE) if want_p or not _all(da) else None
+        if not _all(da):
             out_d = out_d & np.take_along_axis(da, src, axis=1)
-        extra_d = db & dc & mask_defined[:, None]
-        if not extra_d.all():
+        extra_d = True if _all(db) and _all(dc) and mask_defined.all() else db & dc & mask_defined[:, None]
+        if extra_d is not True and not extra_d.all():
             out_d = out_d & extra_d
         extra = {"src_lane": out_src, "sent": values, "sent_defined": da}
         if not want_p:

@@ -108,17 +108,21 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
     return r
 
 
-# The machine keeps about 40 kB per warp of a launch (registers, definedness shadows, race records;
-# measured with tracemalloc), some 300 times a warp's int32 values, and keeps that state for the
-# next launch of the same shape: one per kernel and launch size. Launches of at most n_warps / 1200
-# warps keep it near a quarter of the input; at most 256 warps, near 11 MB a kernel however large
-# the input (compare_methods runs five kernels); at least 64 warps a launch bound the per-launch
-# cost (measured: 100 us a warp at 64 warps a launch, 42 at 256, 35 at 833).
-_MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 256
+# A launch of the tree kernel allocates about 11 kB per warp at its peak and keeps about 9.5 kB per
+# warp for the next launch of its shape (registers, memory and race records; measured with
+# tracemalloc), some 90 and 75 times a warp's int32 values. Launches of at most n_warps / 240 warps
+# keep the peak near a third of the input; at most 4096 warps (2^17 threads, the most whose state the
+# machine keeps between launches), near 46 MB however large the input (compare_methods runs four or
+# five kernels, one after the other); at least 64 warps bound the per-launch cost. Measured
+# (warp_reduce_kernel<int, Sum, false>, 2-core machine, median of 15 launches): 2.1 us a warp at 1024
+# warps a launch, 2.2 at 2048, 1.9 at 4096, 6.8 at 8192 (no state kept: every launch allocates it
+# anew). Under tracemalloc, as scripts/bench_scale.py measures, each launch costs about 3.5 ms more
+# (2.8 us a warp at 4096, 7 at 1024), which is why launches are as large as memory allows.
+_MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 4096
 
 
 def _chunks(n_warps: int) -> list[slice]:
-    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, _MAX_LAUNCH_WARPS, n_warps // 1200))
+    size = max(_MIN_LAUNCH_WARPS, min(params.CHUNK_WARPS, _MAX_LAUNCH_WARPS, n_warps // 240))
     return [slice(s, min(s + size, n_warps)) for s in range(0, n_warps, size)]
 
 
@@ -715,11 +719,15 @@ def float_order_batch(values: Any, tree: str = "down", backend: Optional[str] = 
     if v.ndim != 2 or v.shape[1] != params.LANES or v.dtype != np.float32:
         raise ValueError(f"values must be float32 of shape (n_warps, 32); got shape {v.shape}, dtype {v.dtype}")
     n = v.shape[0]
-    t, seq, exact = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n)
+    seq, exact = np.empty(n, np.float32), np.empty(n)
     for s in params.chunks(n):    # a few warps at a time: memory stays bounded
+        _check_summable(v[s], s.start)
+    for s in params.chunks(n):
         part = v[s]
-        _check_summable(part, s.start)
-        t[s] = warp_reduce(part, "sum", tree=tree, backend=backend).values[:, 0]
         seq[s] = np.add.accumulate(part, axis=1, dtype=np.float32)[:, -1]      # left to right, rounding every add
         exact[s] = _exact_sums(part)
+    # the tree kernel over every warp at once, in the launches _chunks picks for n; lane 0's value
+    # is the sum for either tree, and only it is kept
+    c = _config(v, "sum", params.LANES, tree, None, "pad", backend)
+    t = np.ascontiguousarray(_run(c.kernel, c.values, backend, lanes=1)[0][:, 0])
     return FloatOrderBatch(t, seq, exact, ulps_apart(t, seq))
