@@ -2,9 +2,9 @@
 """How the emulator scales: 10^6 warps through every entry point that takes (n_warps, 32) values.
 
 Target (issue 15): a million warps within twice the input's memory and in at most 5 s, on the
-two-core machine. For each call this prints the wall-clock and CPU time, the peak memory it
-allocated (``tracemalloc``: NumPy reports every array to it), that peak as a multiple of the
-input's bytes, and how much of the peak is the result itself (what the caller asked to keep).
+two-core machine. For each call this prints the wall-clock and CPU time (of a plain call), the
+peak memory it allocated (of a second call under ``tracemalloc``: NumPy reports every array to
+it), that peak as a multiple of the input's bytes, and how much of the peak is the result itself (what the caller asked to keep).
 Traces keep every lane at every step, so ``*_trace`` calls refuse inputs beyond
 ``trace.MAX_TRACE_WARPS``; results go up to ``params.MAX_WARPS``. The calls of
 :mod:`helpers.topics.warp_reduce` launch a kernel from ``kernels/`` on the SIMT machine (its PTX,
@@ -78,7 +78,9 @@ def calls(n: int) -> dict[str, tuple[np.ndarray, Callable[[np.ndarray], Any]]]:
 
 
 def measure(values: np.ndarray, fn: Callable[[np.ndarray], Any]) -> dict[str, Any]:
-    tracemalloc.start()
+    """Two calls of ``fn(values)``: the first timed as a learner runs it, the second under
+    ``tracemalloc`` for its peak memory (tracing every allocation slows NumPy's many small ones,
+    by about 3.5 ms a machine launch, so one run cannot give both honestly)."""
     w0, c0 = time.perf_counter(), time.process_time()
     refused = None
     try:
@@ -86,6 +88,12 @@ def measure(values: np.ndarray, fn: Callable[[np.ndarray], Any]) -> dict[str, An
     except ValueError as exc:
         out, refused = None, str(exc)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    del out
+    tracemalloc.start()
+    try:
+        out = fn(values)
+    except ValueError:
+        out = None
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     result = _nbytes(out)
