@@ -273,8 +273,8 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
 
 def v9_streams(n: int, l2_bytes: int) -> bool:
     """True when v9 reads ``n`` floats with evict-first loads: when they do not fit in the L2 of
-    ``l2_bytes`` (from HBM, each byte read once); below that, read-only loads (``__ldg``), so a repeated sum of
-    the same array finds it in L2."""
+    ``l2_bytes`` (from HBM, each byte read once); below that, read-only loads (``__ldg``), so a
+    repeated sum of the same array finds it in L2."""
     return 4 * check_n(n) > l2_bytes
 
 
@@ -552,7 +552,9 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
     usable, else the SIMT machine; ``"emulator"`` is the machine).
 
     On the machine n must be at most :data:`MACHINE_MAX_N`, and the grid-stride grids are sized as
-    on an H200 (:func:`machine_resident_blocks`). On the GPU ``check=True`` (or ``trace=True``) also
+    on an H200 (:func:`machine_resident_blocks`, :data:`MACHINE_L2_BYTES`). ``block`` and ``unroll``
+    None: v9's :func:`v9_launch`, :data:`DEFAULT_BLOCK` and :data:`DEFAULT_UNROLL` for the others.
+    On the GPU ``check=True`` (or ``trace=True``) also
     runs every launch on the machine on the same inputs (:meth:`ReduceRun.disagreements`).
     ``version`` may be ``v4_legacy`` (its sum is undefined: the machine says so). ValueError names
     the parameter that is not allowed.
