@@ -188,9 +188,11 @@ def reader(ctx, op, t: str) -> Callable:
 
 
 def writer(ctx, op, t: str) -> Callable:
-    """A function (G, values, defined) that stores a result of type t into a destination register."""
+    """A function (G, values, defined[, made]) that stores a result of type t into a destination
+    register. ``made``: whether ``values`` is an array just computed that nothing else refers to, so
+    the register may keep it (None: judged from the array, a view never is)."""
     if isinstance(op, Sym) and op.name == "_":
-        return lambda G, v, d: None
+        return lambda G, v, d, made=None: None
     if not isinstance(op, Reg) or op.special:
         raise Unsupported(f"cannot write to {op}")
     regs = ctx.regs
@@ -210,17 +212,17 @@ def writer(ctx, op, t: str) -> Callable:
         if st != np.bool_ or t != "pred":
             raise Unsupported(f"{name}: predicate/non-predicate mismatch for .{t}")
 
-        def w(G, v, d):
-            write(name, G, v, defined(G, d), _made(v))
+        def w(G, v, d, made=None):
+            write(name, G, v, defined(G, d), _made(v) if made is None else made)
         return w
     sr, ts = st.itemsize, dt.itemsize
     if sr == ts:
         if st == dt:
-            def w(G, v, d):
-                write(name, G, v, defined(G, d), _made(v))
+            def w(G, v, d, made=None):
+                write(name, G, v, defined(G, d), _made(v) if made is None else made)
         else:
-            def w(G, v, d):
-                made = _made(v) and v.dtype == dt
+            def w(G, v, d, made=None):
+                made = (_made(v) if made is None else made) and v.dtype == dt
                 write(name, G, (v if made else np.asarray(v, dt)).view(st), defined(G, d), made)
         return w
     if sr > ts:
@@ -228,12 +230,12 @@ def writer(ctx, op, t: str) -> Callable:
         if dt.kind == "i":
             wide_s = SINT[sr]
 
-            def w(G, v, d):
+            def w(G, v, d, made=None):
                 write(name, G, np.asarray(v, dt).astype(wide_s).view(wide_u), defined(G, d), True)
         else:
             nar = UINT[ts]
 
-            def w(G, v, d):
+            def w(G, v, d, made=None):
                 write(name, G, np.asarray(v, dt).view(nar).astype(wide_u), defined(G, d), True)
         return w
     raise Unsupported(f"{name} ({8 * sr} bits) is too narrow for a .{t} result")
@@ -1448,10 +1450,10 @@ def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_
             """Each operand's values and definedness: per thread, or one scalar / True for all."""
             return [r(G) for r in rs]
 
-        def write(G, outs):
+        def write(G, outs, made=None):
             for w, (v, d) in zip(ws, outs):
                 if w is not None:
-                    w(G, v, d)
+                    w(G, v, d, made)
         return Op(WS, ins, ws_key=key, ws_mask=rm, ws_read=read, ws_compute=compute, ws_write=write)
     return _late(ins, build)
 

@@ -1411,12 +1411,17 @@ class Launch:
     def _key(self, s: str) -> int:
         return self.key_ids.setdefault(s, len(self.key_ids))
 
-    def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
+    def ws_arrive(self, G: Group, p: int, op, moves_on: bool = False) -> np.ndarray:
+        """The threads of G arrive at warp-synchronous instruction ``p``; returns those that executed
+        it. ``moves_on``: when all of G executes it at once, the scheduler keeps going with G and
+        keeps its PC itself."""
         m, md = op.ws_mask(G)
-        m = dec.per_thread(np.asarray(m, np.uint32), G.n)   # a b32 operand
+        m = np.asarray(m, np.uint32)   # a b32 operand: one value per thread, or one for all
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
+            if not moves_on:
+                self.pc[G.sel] = p + 1
             return G.idx
-        m = m.astype(np.int64)
+        m = dec.per_thread(m, G.n).astype(np.int64)
         idx = G.idx
         self._wait_state()
         self.status[idx] = WS
@@ -1435,8 +1440,10 @@ class Launch:
     def _ws_fast(self, G: Group, p: int, op, m: np.ndarray) -> bool:
         """The common case: every lane the masks name is right here, with one mask per warp."""
         w, c = G.warps()
-        full = bool((c == 32).all())
-        if full:
+        full = G.full or bool((c == 32).all())
+        if m.ndim == 0:
+            m_first = np.full(w.size, m)
+        elif full:
             m_first = m[::32]
             if m.strides != (0,) and not (m.reshape(-1, 32) == m_first[:, None]).all():
                 return False
@@ -1459,7 +1466,6 @@ class Launch:
             callers = np.zeros((w.size, 32), bool)
             callers[inv, lane] = True
         self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, inv, lane)
-        self.pc[G.sel] = p + 1
         return True
 
     def _all_lanes(self, rows: int) -> np.ndarray:
@@ -1627,14 +1633,18 @@ class Launch:
             except BadOperand as exc:
                 raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
             for p, sel, Gp in parts:
+                made = None
                 if inv is None:
                     # a result defined in every lane is written as such (the register keeps no array for it)
-                    res = [(None, None) if ov is None else (ov.reshape(-1), True if od.all() else od.reshape(-1))
+                    res = [(None, None) if ov is None else (ov.reshape(-1), True if _all(od) else od.reshape(-1))
                            for ov, od in outs]
+                    # results the compute just made, which the trace does not keep: the registers may keep them
+                    made = not self.trace_on and all(ov is None or (ov.base is None and ov.flags.c_contiguous)
+                                                     for ov, _ in outs)
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]
-                self.ops[p].ws_write(Gp, res)
+                self.ops[p].ws_write(Gp, res, made)
             if self.trace_on:
                 self.ws_events.append((self.steps, op0.ws_key, [p for p, _, _ in parts], rwarp, callers, rmask,
                                        outs, extra))
@@ -1960,7 +1970,8 @@ class Launch:
                         self.pc[rest.idx] = p + 1
                     released = np.zeros(0, np.int64)
                     if act.n:
-                        released = self.bar_arrive(act, p, op) if kind == dec.BAR else self.ws_arrive(act, p, op)
+                        released = self.bar_arrive(act, p, op) if kind == dec.BAR else \
+                            self.ws_arrive(act, p, op, moves_on=rest is None and p + 1 < q)
                     if rest is None and released.size == G.n and p + 1 < q and \
                             (released is G.idx or np.array_equal(released, G.idx)):
                         # everyone met at once: keep going as one group
@@ -2095,6 +2106,11 @@ def _as_rows(x, nr: int, copy: bool) -> np.ndarray:
     """A per-thread operand of ``nr`` whole warps in order (an array, a scalar, or True) as (nr, 32)."""
     a = (np.broadcast_to(x, (nr * 32,)) if np.ndim(x) == 0 else x).reshape(nr, 32)
     return a.copy() if copy else a
+
+
+def _all(a: np.ndarray) -> bool:
+    """``a.all()``, at the cost of one row when ``a`` is one row broadcast over the first axis."""
+    return bool(a[0].all() if a.ndim == 2 and a.strides[0] == 0 else a.all())
 
 
 def emulator_pack(bits: np.ndarray) -> np.ndarray:

@@ -47,7 +47,7 @@ def shfl_compute(mode: str, want_p: bool = True):
         if b.shape[0] > 1 and b.strides[0] != 0 and (b == b.flat[0]).all():
             b = np.broadcast_to(b[:1], b.shape)   # one delta for every warp: the emulator's one-row path
         c0 = c.flat[0]
-        uniform = bool((c == c0).all())
+        uniform = c.strides == (0, 0) or bool((c == c0).all())
         if uniform:
             segmask = int((c0 >> 8) & 31)
             if int(c0 & 31) != expected_clamp:
