@@ -557,7 +557,9 @@ class Launch:
 
             def read(G):
                 v, d = r(G)
-                return np.asarray(v).astype(np.int64) + off, d
+                v = np.asarray(v)
+                a = v.view(np.int64) if v.dtype == np.uint64 else v.astype(np.int64)   # the same bits
+                return (a + off if off else a), d
             return read
         v = np.int64(self.symbol_address(a.base) + a.offset)
         return lambda G: (v, True)
@@ -753,7 +755,10 @@ class Launch:
     def _one_allocation(self, a: np.ndarray, nbytes: int) -> Optional[int]:
         """When every global address of ``a`` (accesses of ``nbytes``) lies inside one allocation (the
         usual case: a warp's threads index one array), what turns them into flat byte indices."""
-        lo, hi = int(a.min()), int(a.max())
+        return self._allocation_span(int(a.min()), int(a.max()), nbytes)
+
+    def _allocation_span(self, lo: int, hi: int, nbytes: int) -> Optional[int]:
+        """:meth:`_one_allocation` of accesses of ``nbytes`` from address ``lo`` to ``hi``."""
         i = (lo >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
         if i != (hi >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0 or not 0 <= i < len(self.glayout.allocs):
             return None
@@ -1180,10 +1185,10 @@ class Launch:
         if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or np.shape(addr) != (n,):
             return None
         a = addr
-        a0 = int(a[0])
-        if a0 & 3 or int(a[-1]) - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
+        a0, a1 = int(a[0]), int(a[-1])
+        if a0 & 3 or a1 - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
             return None
-        one = self._one_allocation(a, 4)
+        one = self._allocation_span(a0, a1, 4)
         if one is None or (n > 1 and not ((a[1:] - a[:-1]) == 4).all()):
             return None
         return (a0 + one) >> 2
@@ -1196,8 +1201,9 @@ class Launch:
         np.cumsum(c[:-1], out=first[1:])
         start = (w0 + first) * 4
         per = ((start + 4 * c - 1) >> 5) - (start >> 5) + 1
-        self.cw["global_requests"][w] += 1
-        self.cw["global_sectors"][w] += per
+        ws = slice(None) if G.full else w    # every warp, in order
+        self.cw["global_requests"][ws] += 1
+        self.cw["global_sectors"][ws] += per
         self.ci["global_requests"][ins.index] += w.size
         self.ci["global_sectors"][ins.index] += int(per.sum())
 
@@ -1215,9 +1221,10 @@ class Launch:
         sl = slice(w0, w0 + n)
         raw = sp.data.view(np.uint32)[sl]
         d = sp.defined.view(np.uint32)[sl] == ONES[4]
-        words = np.arange(w0, w0 + n)
+        words = None          # the run's word indices, made only when a record needs them
         present = self._present(sp.W, sl)
         if present is not None:
+            words = np.arange(w0, w0 + n)
             hit = self._conflicts(sp, ins, "RAW", sp.W, tids, None, words, present)
             if hit is not None:
                 d[hit[0][sp.w_chg[words[hit[0]]]]] = False
@@ -1227,7 +1234,7 @@ class Launch:
             r1t = sp.R1.cols[TID][sl]
             shift = (r1t >= 0) & (r1t != tids)
             if shift.any():
-                sp.R2.copy_from(sp.R1, words[shift])
+                sp.R2.copy_from(sp.R1, np.flatnonzero(shift) + w0)
         self._put(sp.R1, sl, tids, ins.index, None)
         self._count_run(G, ins, w0)
         return raw, d
@@ -1239,7 +1246,7 @@ class Launch:
         view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
         # changed for a racing access: see store
         chg = (view[sl] != new) | (dview[sl] != ONES[4])
-        words = np.arange(w0, w0 + n)
+        words = np.arange(w0, w0 + n) if not (sp.W.empty and sp.R1.empty and sp.R2.empty) else None
         present = self._present(sp.W, sl)
         if present is not None:
             hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
@@ -1819,6 +1826,8 @@ class Launch:
         """Per-warp counts of k issues by group G, kf of them with every lane predicated on."""
         if k:
             w, c = G.warps()
+            if G.full:    # every warp, each with 32 lanes
+                w, c = slice(None), 32
             self.cw["issued"][w] += k
             self.cw["active_lanes"][w] += k * c
             if kf:
