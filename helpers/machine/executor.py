@@ -238,6 +238,7 @@ class Launch:
         self.n_warps = self.T // 32
         self.arange = np.arange(max(self.T, 64), dtype=np.int64)
         self.exists = (self.arange[:self.T] % TPC) < B
+        self.all_exist = B == TPC
         self._special: dict[str, np.ndarray] = {}
         self._lanes_true: dict[int, np.ndarray] = {}
         self.regs.reset(self.T)
@@ -294,7 +295,9 @@ class Launch:
         self.steps = 0
         self.findings: dict[tuple, Finding] = {}
         self.order: list[tuple] = []
-        self.status[:] = np.where(self.exists, RUN, EXIT)
+        self.status.fill(RUN)
+        if not self.all_exist:
+            self.status[~self.exists] = EXIT
         self.pc.fill(0)
         self.tainted.fill(False)
         if self.taint_until is not None:
