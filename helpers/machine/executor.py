@@ -83,10 +83,14 @@ class Group:
 
     def warps(self) -> tuple[np.ndarray, np.ndarray]:
         if self._warps is None:
+            if self.full:   # every thread of the launch: whole warps in order
+                self._warps = self.idx[::32] >> 5
+                self._counts = np.full(self._warps.size, 32)
+                return self._warps, self._counts
             w = self.idx >> 5
             if self.n == 0:
                 self._warps, self._counts = w, w
-            elif self.full or w[0] == w[-1] - self.n // 32 + 1 and self.n % 32 == 0 and \
+            elif w[0] == w[-1] - self.n // 32 + 1 and self.n % 32 == 0 and \
                     (self.n == 32 or (w[31::32] == w[::32]).all()):
                 self._warps = w[::32]  # whole warps in order
                 self._counts = np.full(self._warps.size, 32)
@@ -1865,7 +1869,7 @@ class Launch:
                 if not self.resolve_stall():
                     return
                 continue
-            pcs = self.pc[runnable]
+            pcs = self.pc if runnable.size == T else self.pc[runnable]
             p = int(pcs.min())
             at = pcs == p
             everyone = bool(at.all())
@@ -1934,7 +1938,7 @@ class Launch:
                         self.any_tainted = bool(self.tainted.any())
                     p += 1
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind == dec.BRA:
@@ -1943,16 +1947,16 @@ class Launch:
                     elif act.n == 0:
                         p += 1
                     else:
-                        self.pc[G.idx] = p + 1
+                        self.pc[G.sel] = p + 1
                         self.pc[act.idx] = op.target
                         break
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind == dec.EXIT:
                     if act.n:
-                        self.pc[act.idx] = p
+                        self.pc[act.sel] = p
                         self.on_exit(act)
                     if act.n == G.n:
                         break
@@ -1963,7 +1967,7 @@ class Launch:
                         nw = G.warps()[0].size
                     p += 1
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind == dec.TRAP:
@@ -1972,7 +1976,7 @@ class Launch:
                                            f"{ins.loc.short() if ins.loc else 'PTX instruction ' + str(p)}")
                     p += 1
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind in (dec.BAR, dec.WS):
