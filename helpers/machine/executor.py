@@ -1670,9 +1670,10 @@ class Launch:
         self.ci["issued"][p] += w.size
         self.ci["active_lanes"][p] += G.n
         self.ci["predicated_on"][p] += G.n
-        self.cw["issued"][w] += 1
-        self.cw["active_lanes"][w] += c
-        self.cw["predicated_on"][w] += c
+        ws, cs = (slice(None), 32) if G.full else (w, c)    # every warp, each with 32 lanes
+        self.cw["issued"][ws] += 1
+        self.cw["active_lanes"][ws] += cs
+        self.cw["predicated_on"][ws] += cs
         if self.trace_on:
             m = G.warp_masks()
             self.events.append((self.steps, p, w, m, m))

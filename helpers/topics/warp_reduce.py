@@ -150,14 +150,16 @@ def _run(k: _Kernel, v: np.ndarray, backend: Optional[str],
         r = _launch(k, v[s], backend)
         got = r.outputs[pos].reshape(-1, k.per_warp)[:, :keep]
         got_ok = r.defined(pos).reshape(-1, k.per_warp)[:, :keep]
-        got[~got_ok] = 0
+        all_ok = bool(got_ok.all())
+        if not all_ok:
+            got[~got_ok] = 0
         row = got_ok[0].copy() if row is None else row
-        if ok is None and not (got_ok == row).all():
+        if ok is None and not (all_ok and row.all()) and not (got_ok == row).all():
             ok = np.empty((n, keep), bool)
             ok[:s.start] = row
         if ok is not None:
             ok[s] = got_ok
-        if uniform and got_ok.all() and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
+        if uniform and all_ok and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
             col[s] = got[:, :1]
             continue
         if out is None:
