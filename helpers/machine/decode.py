@@ -33,6 +33,9 @@ SINT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 TYPES = set(NP)
 ROUND_F = ("rn", "rz", "rm", "rp")
 ROUND_I = ("rni", "rzi", "rmi", "rpi")
+# special registers that hold one value for every thread of a launch (read as that one value)
+UNIFORM_SPECIALS = ("%ntid", "%nctaid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%dynamic_smem_size",
+                    "%total_smem_size")
 
 # op kinds, as the scheduler sees them
 ALU, BRA, EXIT, BAR, WS, ATOM, FENCE, TRAP = "alu", "bra", "exit", "bar", "ws", "atom", "fence", "trap"
@@ -134,9 +137,12 @@ def reader(ctx, op, t: str) -> Callable:
             name = op.name
             ctx.check_special(name)
             st = np.dtype(np.uint32)
-
-            def get(G):
-                return ctx.special(name)[G.sel], True
+            if name.split(".")[0] in UNIFORM_SPECIALS:
+                def get(G):
+                    return ctx.special(name)[0], True
+            else:
+                def get(G):
+                    return ctx.special(name)[G.sel], True
         else:
             if op.name not in ctx.regs:
                 raise Unsupported(f"register {op.name} is not declared")
@@ -182,9 +188,11 @@ def reader(ctx, op, t: str) -> Callable:
 
 
 def writer(ctx, op, t: str) -> Callable:
-    """A function (G, values, defined) that stores a result of type t into a destination register."""
+    """A function (G, values, defined[, made]) that stores a result of type t into a destination
+    register. ``made``: whether ``values`` is an array just computed that nothing else refers to, so
+    the register may keep it (None: judged from the array, a view never is)."""
     if isinstance(op, Sym) and op.name == "_":
-        return lambda G, v, d: None
+        return lambda G, v, d, made=None: None
     if not isinstance(op, Reg) or op.special:
         raise Unsupported(f"cannot write to {op}")
     regs = ctx.regs
@@ -193,48 +201,50 @@ def writer(ctx, op, t: str) -> Callable:
         raise Unsupported(f"register {name} is not declared")
     st = regs.dtype[name]
     dt = np.dtype(NP[t])
-    storage, set_defined = regs.storage, regs.set_defined
+    write = regs.write
 
     def defined(G, d):
         if ctx.any_tainted:
             d = both(d, ~ctx.tainted[G.sel])
-        set_defined(name, G, d)
+        return d
 
     if t == "pred" or st == np.bool_:
         if st != np.bool_ or t != "pred":
             raise Unsupported(f"{name}: predicate/non-predicate mismatch for .{t}")
 
-        def w(G, v, d):
-            storage(name, G)[G.sel] = v
-            defined(G, d)
+        def w(G, v, d, made=None):
+            write(name, G, v, defined(G, d), _made(v) if made is None else made)
         return w
     sr, ts = st.itemsize, dt.itemsize
     if sr == ts:
         if st == dt:
-            def w(G, v, d):
-                storage(name, G)[G.sel] = v
-                defined(G, d)
+            def w(G, v, d, made=None):
+                write(name, G, v, defined(G, d), _made(v) if made is None else made)
         else:
-            def w(G, v, d):
-                storage(name, G).view(dt)[G.sel] = v
-                defined(G, d)
+            def w(G, v, d, made=None):
+                made = (_made(v) if made is None else made) and v.dtype == dt
+                write(name, G, (v if made else np.asarray(v, dt)).view(st), defined(G, d), made)
         return w
     if sr > ts:
         wide_u = UINT[sr]
         if dt.kind == "i":
             wide_s = SINT[sr]
 
-            def w(G, v, d):
-                storage(name, G)[G.sel] = np.asarray(v, dt).astype(wide_s).view(wide_u)
-                defined(G, d)
+            def w(G, v, d, made=None):
+                write(name, G, np.asarray(v, dt).astype(wide_s).view(wide_u), defined(G, d), True)
         else:
             nar = UINT[ts]
 
-            def w(G, v, d):
-                storage(name, G)[G.sel] = np.asarray(v, dt).view(nar).astype(wide_u)
-                defined(G, d)
+            def w(G, v, d, made=None):
+                write(name, G, np.asarray(v, dt).view(nar).astype(wide_u), defined(G, d), True)
         return w
     raise Unsupported(f"{name} ({8 * sr} bits) is too narrow for a .{t} result")
+
+
+def _made(v) -> bool:
+    """``v`` is an array an operation has just made (not a view of a register, memory or a cached
+    array), so a register may keep it as it is."""
+    return type(v) is np.ndarray and v.base is None and v.flags.writeable
 
 
 # -- the makers ----------------------------------------------------------------------------------
@@ -940,7 +950,7 @@ def _setp(ins: Instr, fn):
         def run(G):
             a, da = ra(G)
             b, db = rb(G)
-            r = _bcast(f(a, b), G)
+            r = f(a, b)
             d = both(da, db)
             dq = d
             if rc is not None:
@@ -982,7 +992,7 @@ def _selp(ins: Instr, fn):
                 da_ = defined_per_thread(da, G.n)
                 db_ = defined_per_thread(db, G.n)
                 d = both(dc, np.where(c, da_, db_))
-            w(G, _bcast(v, G), d)
+            w(G, v, d)
         return Op(ALU, ins, run)
     return _late(ins, build)
 
@@ -1032,14 +1042,14 @@ def _mov(ins: Instr, fn):
                 v, dv = r(G)
                 v = np.asarray(v, wide)
                 for i, w in enumerate(ws):
-                    w(G, _bcast((v >> wide(8 * es * i)).astype(narrow), G), dv)
+                    w(G, (v >> wide(8 * es * i)).astype(narrow), dv)
             return Op(ALU, ins, run)
         r = reader(ctx, a, t)
         w = writer(ctx, d, t)
 
         def run(G):
             v, dv = r(G)
-            w(G, _bcast(v, G), dv)
+            w(G, v, dv)
         return Op(ALU, ins, run)
     return _late(ins, build)
 
@@ -1146,7 +1156,7 @@ def _cvta(ins: Instr, fn):
         def run(G):
             v, dv = r(G)
             out = np.subtract(v, off, dtype=NP[t]) if to else np.add(v, off, dtype=NP[t])
-            w(G, _bcast(out, G), dv)
+            w(G, out, dv)
         return Op(ALU, ins, run)
     return _late(ins, build)
 
@@ -1207,8 +1217,9 @@ def _ld(ins: Instr, fn):
             av, ad = addr(G)
             # (threads, vec), or (1, vec) and possibly True when every thread read one address
             vals, dfn = ctx.load(G, ins, space, av, ad, t, vec, read_only=nc)
+            one = vals.shape[0] == 1 and dfn is True     # a register with one value for every thread
             for i, w in enumerate(ws):
-                w(G, vals[:, i], dfn if dfn is True else dfn[:, i])
+                w(G, vals[0, i] if one else vals[:, i], dfn if dfn is True else dfn[:, i])
         return Op(ALU, ins, run)
     return _late(ins, build)
 
@@ -1439,10 +1450,10 @@ def _ws_op(ins: Instr, key: str, data_ops: list, types: list[str], mask_op, dst_
             """Each operand's values and definedness: per thread, or one scalar / True for all."""
             return [r(G) for r in rs]
 
-        def write(G, outs):
+        def write(G, outs, made=None):
             for w, (v, d) in zip(ws, outs):
                 if w is not None:
-                    w(G, v, d)
+                    w(G, v, d, made)
         return Op(WS, ins, ws_key=key, ws_mask=rm, ws_read=read, ws_compute=compute, ws_write=write)
     return _late(ins, build)
 

@@ -83,10 +83,14 @@ class Group:
 
     def warps(self) -> tuple[np.ndarray, np.ndarray]:
         if self._warps is None:
+            if self.full:   # every thread of the launch: whole warps in order
+                self._warps = self.idx[::32] >> 5
+                self._counts = np.full(self._warps.size, 32)
+                return self._warps, self._counts
             w = self.idx >> 5
             if self.n == 0:
                 self._warps, self._counts = w, w
-            elif self.full or w[0] == w[-1] - self.n // 32 + 1 and self.n % 32 == 0 and \
+            elif w[0] == w[-1] - self.n // 32 + 1 and self.n % 32 == 0 and \
                     (self.n == 32 or (w[31::32] == w[::32]).all()):
                 self._warps = w[::32]  # whole warps in order
                 self._counts = np.full(self._warps.size, 32)
@@ -238,6 +242,7 @@ class Launch:
         self.n_warps = self.T // 32
         self.arange = np.arange(max(self.T, 64), dtype=np.int64)
         self.exists = (self.arange[:self.T] % TPC) < B
+        self.all_exist = B == TPC
         self._special: dict[str, np.ndarray] = {}
         self._lanes_true: dict[int, np.ndarray] = {}
         self.regs.reset(self.T)
@@ -294,7 +299,9 @@ class Launch:
         self.steps = 0
         self.findings: dict[tuple, Finding] = {}
         self.order: list[tuple] = []
-        self.status[:] = np.where(self.exists, RUN, EXIT)
+        self.status.fill(RUN)
+        if not self.all_exist:
+            self.status[~self.exists] = EXIT
         self.pc.fill(0)
         self.tainted.fill(False)
         if self.taint_until is not None:
@@ -557,7 +564,9 @@ class Launch:
 
             def read(G):
                 v, d = r(G)
-                return np.asarray(v).astype(np.int64) + off, d
+                v = np.asarray(v)
+                a = v.view(np.int64) if v.dtype == np.uint64 else v.astype(np.int64)   # the same bits
+                return (a + off if off else a), d
             return read
         v = np.int64(self.symbol_address(a.base) + a.offset)
         return lambda G: (v, True)
@@ -753,7 +762,10 @@ class Launch:
     def _one_allocation(self, a: np.ndarray, nbytes: int) -> Optional[int]:
         """When every global address of ``a`` (accesses of ``nbytes``) lies inside one allocation (the
         usual case: a warp's threads index one array), what turns them into flat byte indices."""
-        lo, hi = int(a.min()), int(a.max())
+        return self._allocation_span(int(a.min()), int(a.max()), nbytes)
+
+    def _allocation_span(self, lo: int, hi: int, nbytes: int) -> Optional[int]:
+        """:meth:`_one_allocation` of accesses of ``nbytes`` from address ``lo`` to ``hi``."""
         i = (lo >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0
         if i != (hi >> mem.SEG_SHIFT) - mem.GLOBAL_SEG0 or not 0 <= i < len(self.glayout.allocs):
             return None
@@ -1180,10 +1192,10 @@ class Launch:
         if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or np.shape(addr) != (n,):
             return None
         a = addr
-        a0 = int(a[0])
-        if a0 & 3 or int(a[-1]) - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
+        a0, a1 = int(a[0]), int(a[-1])
+        if a0 & 3 or a1 - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
             return None
-        one = self._one_allocation(a, 4)
+        one = self._allocation_span(a0, a1, 4)
         if one is None or (n > 1 and not ((a[1:] - a[:-1]) == 4).all()):
             return None
         return (a0 + one) >> 2
@@ -1196,8 +1208,9 @@ class Launch:
         np.cumsum(c[:-1], out=first[1:])
         start = (w0 + first) * 4
         per = ((start + 4 * c - 1) >> 5) - (start >> 5) + 1
-        self.cw["global_requests"][w] += 1
-        self.cw["global_sectors"][w] += per
+        ws = slice(None) if G.full else w    # every warp, in order
+        self.cw["global_requests"][ws] += 1
+        self.cw["global_sectors"][ws] += per
         self.ci["global_requests"][ins.index] += w.size
         self.ci["global_sectors"][ins.index] += int(per.sum())
 
@@ -1215,9 +1228,10 @@ class Launch:
         sl = slice(w0, w0 + n)
         raw = sp.data.view(np.uint32)[sl]
         d = sp.defined.view(np.uint32)[sl] == ONES[4]
-        words = np.arange(w0, w0 + n)
+        words = None          # the run's word indices, made only when a record needs them
         present = self._present(sp.W, sl)
         if present is not None:
+            words = np.arange(w0, w0 + n)
             hit = self._conflicts(sp, ins, "RAW", sp.W, tids, None, words, present)
             if hit is not None:
                 d[hit[0][sp.w_chg[words[hit[0]]]]] = False
@@ -1227,7 +1241,7 @@ class Launch:
             r1t = sp.R1.cols[TID][sl]
             shift = (r1t >= 0) & (r1t != tids)
             if shift.any():
-                sp.R2.copy_from(sp.R1, words[shift])
+                sp.R2.copy_from(sp.R1, np.flatnonzero(shift) + w0)
         self._put(sp.R1, sl, tids, ins.index, None)
         self._count_run(G, ins, w0)
         return raw, d
@@ -1239,7 +1253,7 @@ class Launch:
         view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
         # changed for a racing access: see store
         chg = (view[sl] != new) | (dview[sl] != ONES[4])
-        words = np.arange(w0, w0 + n)
+        words = np.arange(w0, w0 + n) if not (sp.W.empty and sp.R1.empty and sp.R2.empty) else None
         present = self._present(sp.W, sl)
         if present is not None:
             hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
@@ -1411,12 +1425,17 @@ class Launch:
     def _key(self, s: str) -> int:
         return self.key_ids.setdefault(s, len(self.key_ids))
 
-    def ws_arrive(self, G: Group, p: int, op) -> np.ndarray:
+    def ws_arrive(self, G: Group, p: int, op, moves_on: bool = False) -> np.ndarray:
+        """The threads of G arrive at warp-synchronous instruction ``p``; returns those that executed
+        it. ``moves_on``: when all of G executes it at once, the scheduler keeps going with G and
+        keeps its PC itself."""
         m, md = op.ws_mask(G)
-        m = dec.per_thread(np.asarray(m, np.uint32), G.n)   # a b32 operand
+        m = np.asarray(m, np.uint32)   # a b32 operand: one value per thread, or one for all
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
+            if not moves_on:
+                self.pc[G.sel] = p + 1
             return G.idx
-        m = m.astype(np.int64)
+        m = dec.per_thread(m, G.n).astype(np.int64)
         idx = G.idx
         self._wait_state()
         self.status[idx] = WS
@@ -1435,8 +1454,10 @@ class Launch:
     def _ws_fast(self, G: Group, p: int, op, m: np.ndarray) -> bool:
         """The common case: every lane the masks name is right here, with one mask per warp."""
         w, c = G.warps()
-        full = bool((c == 32).all())
-        if full:
+        full = G.full or bool((c == 32).all())
+        if m.ndim == 0:
+            m_first = np.full(w.size, m)
+        elif full:
             m_first = m[::32]
             if m.strides != (0,) and not (m.reshape(-1, 32) == m_first[:, None]).all():
                 return False
@@ -1459,7 +1480,6 @@ class Launch:
             callers = np.zeros((w.size, 32), bool)
             callers[inv, lane] = True
         self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, inv, lane)
-        self.pc[G.sel] = p + 1
         return True
 
     def _all_lanes(self, rows: int) -> np.ndarray:
@@ -1627,14 +1647,18 @@ class Launch:
             except BadOperand as exc:
                 raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
             for p, sel, Gp in parts:
+                made = None
                 if inv is None:
                     # a result defined in every lane is written as such (the register keeps no array for it)
-                    res = [(None, None) if ov is None else (ov.reshape(-1), True if od.all() else od.reshape(-1))
+                    res = [(None, None) if ov is None else (ov.reshape(-1), True if _all(od) else od.reshape(-1))
                            for ov, od in outs]
+                    # results the compute just made, which the trace does not keep: the registers may keep them
+                    made = not self.trace_on and all(ov is None or (ov.base is None and ov.flags.c_contiguous)
+                                                     for ov, _ in outs)
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]
-                self.ops[p].ws_write(Gp, res)
+                self.ops[p].ws_write(Gp, res, made)
             if self.trace_on:
                 self.ws_events.append((self.steps, op0.ws_key, [p for p, _, _ in parts], rwarp, callers, rmask,
                                        outs, extra))
@@ -1646,9 +1670,10 @@ class Launch:
         self.ci["issued"][p] += w.size
         self.ci["active_lanes"][p] += G.n
         self.ci["predicated_on"][p] += G.n
-        self.cw["issued"][w] += 1
-        self.cw["active_lanes"][w] += c
-        self.cw["predicated_on"][w] += c
+        ws, cs = (slice(None), 32) if G.full else (w, c)    # every warp, each with 32 lanes
+        self.cw["issued"][ws] += 1
+        self.cw["active_lanes"][ws] += cs
+        self.cw["predicated_on"][ws] += cs
         if self.trace_on:
             m = G.warp_masks()
             self.events.append((self.steps, p, w, m, m))
@@ -1809,6 +1834,8 @@ class Launch:
         """Per-warp counts of k issues by group G, kf of them with every lane predicated on."""
         if k:
             w, c = G.warps()
+            if G.full:    # every warp, each with 32 lanes
+                w, c = slice(None), 32
             self.cw["issued"][w] += k
             self.cw["active_lanes"][w] += k * c
             if kf:
@@ -1843,7 +1870,7 @@ class Launch:
                 if not self.resolve_stall():
                     return
                 continue
-            pcs = self.pc[runnable]
+            pcs = self.pc if runnable.size == T else self.pc[runnable]
             p = int(pcs.min())
             at = pcs == p
             everyone = bool(at.all())
@@ -1912,7 +1939,7 @@ class Launch:
                         self.any_tainted = bool(self.tainted.any())
                     p += 1
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind == dec.BRA:
@@ -1921,16 +1948,16 @@ class Launch:
                     elif act.n == 0:
                         p += 1
                     else:
-                        self.pc[G.idx] = p + 1
+                        self.pc[G.sel] = p + 1
                         self.pc[act.idx] = op.target
                         break
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind == dec.EXIT:
                     if act.n:
-                        self.pc[act.idx] = p
+                        self.pc[act.sel] = p
                         self.on_exit(act)
                     if act.n == G.n:
                         break
@@ -1941,7 +1968,7 @@ class Launch:
                         nw = G.warps()[0].size
                     p += 1
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind == dec.TRAP:
@@ -1950,7 +1977,7 @@ class Launch:
                                            f"{ins.loc.short() if ins.loc else 'PTX instruction ' + str(p)}")
                     p += 1
                     if p >= q:
-                        self.pc[G.idx] = p
+                        self.pc[G.sel] = p
                         break
                     continue
                 if kind in (dec.BAR, dec.WS):
@@ -1960,7 +1987,8 @@ class Launch:
                         self.pc[rest.idx] = p + 1
                     released = np.zeros(0, np.int64)
                     if act.n:
-                        released = self.bar_arrive(act, p, op) if kind == dec.BAR else self.ws_arrive(act, p, op)
+                        released = self.bar_arrive(act, p, op) if kind == dec.BAR else \
+                            self.ws_arrive(act, p, op, moves_on=rest is None and p + 1 < q)
                     if rest is None and released.size == G.n and p + 1 < q and \
                             (released is G.idx or np.array_equal(released, G.idx)):
                         # everyone met at once: keep going as one group
@@ -2095,6 +2123,11 @@ def _as_rows(x, nr: int, copy: bool) -> np.ndarray:
     """A per-thread operand of ``nr`` whole warps in order (an array, a scalar, or True) as (nr, 32)."""
     a = (np.broadcast_to(x, (nr * 32,)) if np.ndim(x) == 0 else x).reshape(nr, 32)
     return a.copy() if copy else a
+
+
+def _all(a: np.ndarray) -> bool:
+    """``a.all()``, at the cost of one row when ``a`` is one row broadcast over the first axis."""
+    return bool(a[0].all() if a.ndim == 2 and a.strides[0] == 0 else a.all())
 
 
 def emulator_pack(bits: np.ndarray) -> np.ndarray:

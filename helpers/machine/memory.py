@@ -49,7 +49,9 @@ class Records:
     def __init__(self, nw: int) -> None:
         self.nw = nw
         self.cols: list[Optional[np.ndarray]] = [None] * NREC
-        self._spare: list[Optional[np.ndarray]] = [None] * NREC   # columns of an earlier launch, for reuse
+        # columns of an earlier launch, for reuse, each already back to its default
+        self._spare: list[Optional[np.ndarray]] = [None] * NREC
+        self._lo, self._hi = nw, 0    # the words written since the last reset (a run, or all of them)
 
     @property
     def empty(self) -> bool:
@@ -57,19 +59,21 @@ class Records:
         return self.cols[TID] is None
 
     def reset(self) -> None:
-        """Forget every record, keeping the columns' memory for the next launch."""
+        """Forget every record, keeping the columns' memory for the next launch (only the words
+        written are set back: a launch usually touches a part of the space, its arrays)."""
         for c, col in enumerate(self.cols):
             if col is not None:
+                col[self._lo:self._hi] = -1 if c == TID else _DEFAULT.get(c, 0)
                 self._spare[c] = col
         self.cols = [None] * NREC
+        self._lo, self._hi = self.nw, 0
 
     def _column(self, c: int) -> np.ndarray:
         col = self.cols[c]
         if col is None:
             col = self._spare[c]
             if col is None:
-                col = np.empty(self.nw, np.int32)
-            col.fill(-1 if c == TID else _DEFAULT.get(c, 0))
+                col = np.full(self.nw, -1 if c == TID else _DEFAULT.get(c, 0), np.int32)
             self.cols[c] = col
         return col
 
@@ -92,7 +96,11 @@ class Records:
 
     def put(self, words: np.ndarray, tid: Any, pc: int, ep: Any = 0, clk: Any = 0, rel: Any = 0,
             bm: Any = 15) -> None:
-        """Record an access at ``words`` (values per word, or one for all)."""
+        """Record an access at ``words`` (values per word, or one for all; a slice for a run)."""
+        if isinstance(words, slice):
+            self._lo, self._hi = min(self._lo, words.start), max(self._hi, words.stop)
+        else:
+            self._lo, self._hi = 0, self.nw
         for c, v in ((TID, tid), (PC, pc), (EP, ep), (CLK, clk), (REL, rel), (BYTES, bm)):
             if self.cols[c] is None and c in _DEFAULT and np.ndim(v) == 0 and v == _DEFAULT[c]:
                 continue

@@ -3,9 +3,11 @@
 NVRTC declares far more registers than one run writes (each branch of a ``switch`` has its own), and
 most of what a kernel writes is defined for every thread. So a register keeps no array until this
 launch writes it (it reads as 0, undefined: a register never written), and its definedness is one
-flag, ``True`` (every thread) or ``False`` (none), until some threads differ. The arrays stay with the
-:class:`Registers` from one launch to the next of the same size, and a write that covers every
-thread overwrites them without clearing them first.
+flag, ``True`` (every thread) or ``False`` (none), until some threads differ. A register that every
+thread wrote with one defined value (a constant, a parameter, what is computed from them alone) keeps
+that value once, as a NumPy scalar, and reads as it: what reads it then costs nothing per thread. The
+arrays stay with the :class:`Registers` from one launch to the next of the same size; a write that
+covers every thread with a freshly computed array keeps that array instead of copying it.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import numpy as np
 class Registers:
     """Values (raw bits of the register's width, bool for predicates) and definedness of every
     register of a function, over the ``n`` threads of a launch. ``values[name]`` is None while the
-    register is unwritten in this launch; ``defined[name]`` is True, False or a bool array."""
+    register is unwritten in this launch, a NumPy scalar while every thread holds that one defined
+    value, else an array; ``defined[name]`` is True, False or a bool array."""
 
     def __init__(self, dtypes: dict[str, Any]) -> None:
         self.dtype = {name: np.dtype(t) for name, t in dtypes.items()}
@@ -55,6 +58,19 @@ class Registers:
         self.values[name] = a
         return a
 
+    def _array(self, name: str, full: bool) -> np.ndarray:
+        """The values of ``name`` as an array over every thread (a uniform value spread out, unless
+        a full write follows)."""
+        v = self.values[name]
+        if v is None:
+            return self._fresh(name, full)
+        if v.ndim == 0:
+            a = self._fresh(name, True)
+            if not full:
+                a.fill(v)
+            return a
+        return v
+
     def _defined_array(self, name: str, full: bool) -> np.ndarray:
         """The definedness of ``name`` as an array (made from its flag unless a full write follows)."""
         cur = self.defined[name]
@@ -76,14 +92,37 @@ class Registers:
             v = values[name]
             if v is None:
                 return np.zeros(G.n, dtype), np.zeros(G.n, bool)
+            if v.ndim == 0:      # uniform: defined for every thread
+                return v, True
             d = defined[name]
             return v[G.sel], (True if d is True else d[G.sel])
         return read
 
-    def storage(self, name: str, G) -> np.ndarray:
-        """The values array of ``name``, to be written for the threads of G."""
-        v = self.values[name]
-        return self._fresh(name, G.full) if v is None else v
+    def write(self, name: str, G, v: Any, d: Any, made: bool = False) -> None:
+        """The threads of G wrote ``v`` (one value per thread of G, or one for all of them; cast to
+        the register's dtype) with definedness ``d`` (True or per thread). ``made``: ``v`` is an
+        array just computed that nothing else refers to, which the register may keep as it is."""
+        if G.full:
+            if np.ndim(v) == 0:
+                if d is True:
+                    self.values[name] = np.asarray(v).astype(self.dtype[name])[()]
+                    self.defined[name] = True
+                    return
+            elif made and v.shape == (self.n,) and v.dtype == self.dtype[name] and not self._held_elsewhere(name, v):
+                # a result no one else holds: kept as the register's array, not copied into it
+                self.values[name] = self._v_store[name] = v
+                self.set_defined(name, G, d)
+                return
+        self._array(name, G.full)[G.sel] = v
+        self.set_defined(name, G, d)
+
+    def _held_elsewhere(self, name: str, v: np.ndarray) -> bool:
+        """Whether another register keeps ``v`` as its array (one result written to two registers
+        must not become one array that a later partial write changes for both)."""
+        other = self._v_store.get(name)
+        if other is v:
+            return False
+        return any(a is v for a in self._v_store.values())
 
     def set_defined(self, name: str, G, d: Any) -> None:
         """The threads of G wrote ``name`` with definedness ``d`` (True or per thread)."""
@@ -98,6 +137,7 @@ class Registers:
     def undefine(self, name: str, threads: np.ndarray) -> None:
         """``name`` is undefined for ``threads`` from now on."""
         if self.values[name] is not None:
+            self._array(name, False)
             self._defined_array(name, False)[threads] = False
 
     def save(self, name: str, threads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -106,12 +146,11 @@ class Registers:
         if v is None:
             return np.zeros(threads.size, self.dtype[name]), np.zeros(threads.size, bool)
         d = self.defined[name]
+        if v.ndim == 0:
+            return np.full(threads.size, v), np.ones(threads.size, bool)
         return v[threads], (np.full(threads.size, d) if d is True or d is False else d[threads])
 
     def restore(self, name: str, threads: np.ndarray, v: np.ndarray, d: np.ndarray) -> None:
         """Put back what :meth:`save` returned."""
-        a = self.values[name]
-        if a is None:
-            a = self._fresh(name, False)
-        a[threads] = v
+        self._array(name, False)[threads] = v
         self._defined_array(name, False)[threads] = d

@@ -47,7 +47,7 @@ def shfl_compute(mode: str, want_p: bool = True):
         if b.shape[0] > 1 and b.strides[0] != 0 and (b == b.flat[0]).all():
             b = np.broadcast_to(b[:1], b.shape)   # one delta for every warp: the emulator's one-row path
         c0 = c.flat[0]
-        uniform = bool((c == c0).all())
+        uniform = c.strides == (0, 0) or bool((c == c0).all())
         if uniform:
             segmask = int((c0 >> 8) & 31)
             if int(c0 & 31) != expected_clamp:
@@ -135,9 +135,28 @@ def match_compute(mode: str, t: str):
 
 
 def redux_compute(op: str, t: str):
-    """redux.sync (PTX ISA 9.7.12.11): add/min/max through the emulator; and/or/xor bitwise."""
+    """redux.sync (PTX ISA 9.7.12.11): add/min/max through the emulator; and/or/xor bitwise; a converged
+    call (every lane, the full mask, defined values) row by row at once."""
+    reduce = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
+              "xor": np.bitwise_xor}.get(op)
+
+    def _converged(a: np.ndarray, dt: type) -> tuple[np.ndarray, np.ndarray]:
+        """Every lane of every row calls with the full mask and a defined value (the converged case):
+        each row's result in all its lanes, defined (add wraps modulo 2**32, as the rows below do)."""
+        if reduce is None:
+            raise BadOperand(f"redux.sync.{op}")
+        if op == "add":
+            res = np.add.reduce(a.astype(dt, copy=False), axis=1, dtype=np.int64).astype(np.uint32).view(dt)
+        else:
+            res = reduce.reduce(a.astype(np.uint32 if op in ("and", "or", "xor") else dt, copy=False), axis=1)
+        out = np.empty(a.shape, np.uint32 if op in ("and", "or", "xor") else dt)
+        out[:] = res[:, None]
+        return out, np.broadcast_to(np.ones(a.shape[1], bool), a.shape)
+
     def compute(inputs, callers, mask, mask_defined):
         (a, da), = inputs
+        if _all(callers) and _all(da) and mask_defined.all() and (mask == 0xFFFFFFFF).all():
+            return [_converged(a, np.int32 if t == "s32" else np.uint32)], {}
         d = _row_defined(callers, da, mask_defined)
         if op in ("add", "min", "max"):
             vals = a.astype(np.int32 if t == "s32" else np.uint32)

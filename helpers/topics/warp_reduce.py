@@ -115,9 +115,10 @@ def _launch(k: _Kernel, rows: np.ndarray, backend: Optional[str], trace: bool = 
 # machine keeps between launches), near 46 MB however large the input (compare_methods runs four or
 # five kernels, one after the other); at least 64 warps bound the per-launch cost. Measured
 # (warp_reduce_kernel<int, Sum, false>, 2-core machine, median of 15 launches): 2.1 us a warp at 1024
-# warps a launch, 2.2 at 2048, 1.9 at 4096, 6.8 at 8192 (no state kept: every launch allocates it
-# anew). Under tracemalloc, as scripts/bench_scale.py measures, each launch costs about 3.5 ms more
-# (2.8 us a warp at 4096, 7 at 1024), which is why launches are as large as memory allows.
+# warps a launch, 2.2 at 2048, 1.9 at 4096 (1.1 since the machine-speed2 changes), 6.8 at 8192 (no
+# state kept: every launch allocates it anew). Under tracemalloc, as scripts/bench_scale.py
+# measures, each launch costs about 3.5 ms more (2.8 us a warp at 4096, 7 at 1024), which is why
+# launches are as large as memory allows.
 _MIN_LAUNCH_WARPS, _MAX_LAUNCH_WARPS = 64, 4096
 
 
@@ -150,14 +151,16 @@ def _run(k: _Kernel, v: np.ndarray, backend: Optional[str],
         r = _launch(k, v[s], backend)
         got = r.outputs[pos].reshape(-1, k.per_warp)[:, :keep]
         got_ok = r.defined(pos).reshape(-1, k.per_warp)[:, :keep]
-        got[~got_ok] = 0
+        all_ok = bool(got_ok.all())
+        if not all_ok:
+            got[~got_ok] = 0
         row = got_ok[0].copy() if row is None else row
-        if ok is None and not (got_ok == row).all():
+        if ok is None and not (all_ok and row.all()) and not (got_ok == row).all():
             ok = np.empty((n, keep), bool)
             ok[:s.start] = row
         if ok is not None:
             ok[s] = got_ok
-        if uniform and got_ok.all() and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
+        if uniform and all_ok and (got.view(_uint(v.dtype)) == got[:, :1].view(_uint(v.dtype))).all():
             col[s] = got[:, :1]
             continue
         if out is None:
