@@ -1098,6 +1098,20 @@ class Launch:
             self.mem_events.append((self.steps, ins.index, kind, sp.name, np.repeat(tids, vec), off, es,
                                     np.asarray(raw).reshape(-1).copy(), np.asarray(d).reshape(-1).copy()))
 
+    def _war(self, sp: mem.Space, ins, R: mem.Records, tids: np.ndarray, bm, words: np.ndarray, present: np.ndarray,
+             chg: np.ndarray) -> None:
+        """A store's check against the earlier reads ``R`` of the words it writes (WAR), then those
+        reads forgotten. A racing read whose bytes this store changed is remembered in ``new_racy``:
+        the launch runs again with that load's value undefined (:func:`launch`)."""
+        hit = self._conflicts(sp, ins, "WAR", R, tids, bm, words, present)
+        if hit is not None:
+            sel = chg[hit[0]]
+            for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
+                key = (int(rt_), int(rpc))
+                if key not in self.racy_loads:
+                    self.new_racy.add(key)
+        R.clear(words[present])
+
     def store(self, G: Group, ins, space, addr, adef, t: str, vec: int, vals: np.ndarray, defs: np.ndarray) -> None:
         es = type_size(t)
         nbytes = es * vec
@@ -1147,14 +1161,7 @@ class Launch:
                     present = None if R.empty else np.flatnonzero(R.tids(words) >= 0)
                     if present is None or present.size == 0:
                         continue
-                    hit = self._conflicts(sp, ins, "WAR", R, wt, bm, words, present)
-                    if hit is not None:
-                        sel = chg[hit[0]]
-                        for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
-                            key = (int(rt_), int(rpc))
-                            if key not in self.racy_loads:
-                                self.new_racy.add(key)
-                    R.clear(words[present])
+                    self._war(sp, ins, R, wt, bm, words, present, chg)
                 # two threads of this group writing the same bytes
                 keyw = flat if nbytes < 4 else flat >> 2
                 last = sp.last_of(keyw)
@@ -1263,14 +1270,7 @@ class Launch:
             present = self._present(R, sl)
             if present is None:
                 continue
-            hit = self._conflicts(sp, ins, "WAR", R, tids, None, words, present)
-            if hit is not None:
-                sel = chg[hit[0]]
-                for rt_, rpc in zip(hit[1][sel, TID], hit[1][sel, PC]):
-                    key = (int(rt_), int(rpc))
-                    if key not in self.racy_loads:
-                        self.new_racy.add(key)
-            R.clear(words[present])
+            self._war(sp, ins, R, tids, None, words, present, chg)
         self._put(sp.W, sl, tids, ins.index, None)
         sp.w_chg[sl] = chg
         view[sl] = new
