@@ -1475,8 +1475,17 @@ class Launch:
             alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
             if ((m_first.astype(np.int64) & alive & ~gbits) != 0).any():
                 return False
-            inv = np.repeat(np.arange(w.size), c)
             lane = G.idx & 31
+            k = int(c[0])
+            if (c == k).all() and (lane.reshape(-1, k) == lane[:k]).all():
+                # the same lanes of every warp (a partial warp's code in every warp): whole columns
+                cols = lane[:k]
+                row = np.zeros(32, bool)
+                row[cols] = True
+                callers = np.broadcast_to(row, (w.size, 32))
+                self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, cols, None)
+                return True
+            inv = np.repeat(np.arange(w.size), c)
             callers = np.zeros((w.size, 32), bool)
             callers[inv, lane] = True
         self._ws_rows(op, [(p, None, G)], w, m_first, np.ones(w.size, bool), callers, inv, lane)
@@ -1609,7 +1618,8 @@ class Launch:
         """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.
 
         ``parts``: (pc, selection of the row-ordered threads or None for all, Group). ``inv``/``lane``
-        place each thread in its row; None when every row is a whole warp in order.
+        place each thread in its row; None when every row is a whole warp in order; ``lane`` None
+        and ``inv`` the lanes when every row holds the same lanes, in order (one part, all of it).
         """
         nr = rwarp.size
         # a calling lane must be named in its own mask (Programming Guide, "Warp Shuffle Functions")
@@ -1638,6 +1648,11 @@ class Launch:
                     continue
                 if inputs is None:
                     inputs = [(np.zeros((nr, 32), np.asarray(v).dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
+                if lane is None:
+                    for (mv, md), (v, d) in zip(inputs, vals):
+                        mv[:, inv] = np.asarray(v).reshape(nr, -1) if np.ndim(v) else v
+                        md[:, inv] = np.asarray(d).reshape(nr, -1) if np.ndim(d) else d
+                    continue
                 for (mv, md), (v, d) in zip(inputs, vals):
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     mv[ri, li] = v
@@ -1655,6 +1670,9 @@ class Launch:
                     # results the compute just made, which the trace does not keep: the registers may keep them
                     made = not self.trace_on and all(ov is None or (ov.base is None and ov.flags.c_contiguous)
                                                      for ov, _ in outs)
+                elif lane is None:
+                    res = [(None, None) if ov is None else (ov[:, inv].reshape(-1), od[:, inv].reshape(-1))
+                           for ov, od in outs]
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     res = [(None, None) if ov is None else (ov[ri, li], od[ri, li]) for ov, od in outs]

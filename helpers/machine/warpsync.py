@@ -44,10 +44,13 @@ def shfl_compute(mode: str, want_p: bool = True):
     def compute(inputs, callers, mask, mask_defined):
         (a, da), (b, db), (c, dc) = inputs
         c = c.astype(np.uint32, copy=False)
-        if b.shape[0] > 1 and b.strides[0] != 0 and (b == b.flat[0]).all():
-            b = np.broadcast_to(b[:1], b.shape)   # one delta for every warp: the emulator's one-row path
-        c0 = c.flat[0]
-        uniform = c.strides == (0, 0) or bool((c == c0).all())
+        # operands are compared over the calling lanes only: a lane that does not call holds no operand
+        # (0 where the rows were gathered from part of each warp)
+        first = (0, int(np.argmax(callers[0]))) if callers[0].any() else (0, 0)
+        if b.shape[0] > 1 and b.strides[0] != 0 and ((b == b[first]) | ~callers).all():
+            b = np.broadcast_to(np.full((1, 32), b[first], b.dtype), b.shape)   # one delta: the one-row path
+        c0 = c[first]
+        uniform = c.strides == (0, 0) or bool(((c == c0) | ~callers).all())
         if uniform:
             segmask = int((c0 >> 8) & 31)
             if int(c0 & 31) != expected_clamp:
