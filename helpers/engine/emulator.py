@@ -288,6 +288,18 @@ def shuffle(mode: str, values: np.ndarray, b: np.ndarray, width: int, mask: np.n
         # every lane of every warp calls with the full mask (given as one broadcast row): defined
         return ShuffleResult(got, np.broadcast_to(j.astype(np.int8), values.shape), active,
                              state=_row(np.int8(CALLING), values.shape), call_defined=np.ones(values.shape[0], bool))
+    m = np.asarray(mask)
+    if values.shape[0] > 1 and j.shape[0] == 1 and _one_row(active) and (exited is None or _one_row(exited)) and \
+            (m.ndim == 0 or (m == m.flat[0]).all()):
+        # the same lanes call with one mask in every warp: which lanes read which, and what is
+        # defined, is one row for all warps; only the values differ
+        one = shuffle(mode, values[:1], b[:1], width, m.reshape(-1)[:1], active[:1],
+                      None if exited is None else exited[:1])
+        n = values.shape[0]
+        wide = lambda a: np.broadcast_to(a[0], (n, *a.shape[1:]))  # noqa: E731
+        return ShuffleResult(np.where(one.defined[0], got, np.zeros((), values.dtype)), wide(one.src_lane),
+                             wide(one.defined), state=wide(one.state),
+                             call_defined=np.full(n, one.call_defined[0]))
     calling = callers(mask, active)
     ok = call_defined(mask, active, exited)
     if calling.all():   # everyone calls, so the call and every read are defined (the converged case)

@@ -142,7 +142,7 @@ def reader(ctx, op, t: str) -> Callable:
                     return ctx.special(name)[0], True
             else:
                 def get(G):
-                    return ctx.special(name)[G.sel], True
+                    return G.take(ctx.special(name)), True
         else:
             if op.name not in ctx.regs:
                 raise Unsupported(f"register {op.name} is not declared")
@@ -205,7 +205,7 @@ def writer(ctx, op, t: str) -> Callable:
 
     def defined(G, d):
         if ctx.any_tainted:
-            d = both(d, ~ctx.tainted[G.sel])
+            d = both(d, ~G.take(ctx.tainted))
         return d
 
     if t == "pred" or st == np.bool_:

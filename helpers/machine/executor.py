@@ -67,25 +67,68 @@ WSHIFT = 40   # a warp number << WSHIFT | an address below 2^40: one sortable ke
 class Group:
     """Threads executing one instruction together: sorted linear thread ids (``idx``)."""
 
-    __slots__ = ("idx", "n", "full", "sel", "_warps", "_counts", "_lm")
+    __slots__ = ("idx", "n", "full", "sel", "total", "_warps", "_counts", "_lm", "_cols")
 
     def __init__(self, idx: np.ndarray, total: int) -> None:
         self.idx = idx
         self.n = idx.size
+        self.total = total
         self.full = self.n == total
         self.sel = slice(None) if self.full else idx
         self._warps = None
         self._counts = None
         self._lm = None
+        self._cols = False    # not looked at yet
 
     def sub(self, keep: np.ndarray, total: int) -> "Group":
         return Group(self.idx[keep], total)
+
+    def cols(self) -> Optional[slice]:
+        """The lanes when the group is the same consecutive lanes of every warp of the launch (a
+        partial warp's code, such as ``if (lane < k)``, run by every warp), else None."""
+        if self._cols is False:
+            self._cols = None
+            nw = self.total >> 5
+            if not self.full and self.n and nw and self.n % nw == 0:
+                k = self.n // nw
+                lo = int(self.idx[0])
+                if lo + k <= 32 and int(self.idx[k - 1]) == lo + k - 1:
+                    rows = self.idx.reshape(nw, k)
+                    # rows of consecutive lanes, each row starting at lane lo of the next warp
+                    if ((rows[:, -1] - rows[:, 0]) == k - 1).all() and \
+                            (rows[:, 0] == np.arange(lo, self.total, 32)).all():
+                        self._cols = slice(lo, lo + k)
+        return self._cols
+
+    def take(self, a: np.ndarray) -> np.ndarray:
+        """``a[idx]`` of a per-thread array: a view for every thread (never ``a`` itself, which a
+        register could then take as a result of its own), else a copy (by columns when the group
+        holds the same lanes of every warp, faster than an index per thread)."""
+        if self.full:
+            return a[:]
+        c = self.cols()
+        if c is None:
+            return a[self.idx]
+        return a.reshape(-1, 32)[:, c].reshape(-1)
+
+    def put(self, a: np.ndarray, v) -> None:
+        """``a[idx] = v`` of a per-thread array (``v``: one value or one per thread of the group)."""
+        c = None if self.full else self.cols()
+        if c is None:
+            a[self.sel] = v
+        else:
+            a.reshape(-1, 32)[:, c] = np.reshape(v, (-1, c.stop - c.start)) if np.ndim(v) else v
 
     def warps(self) -> tuple[np.ndarray, np.ndarray]:
         if self._warps is None:
             if self.full:   # every thread of the launch: whole warps in order
                 self._warps = self.idx[::32] >> 5
                 self._counts = np.full(self._warps.size, 32)
+                return self._warps, self._counts
+            c = self.cols()
+            if c is not None:    # every warp, the same lanes
+                self._warps = np.arange(self.total >> 5)
+                self._counts = np.full(self._warps.size, c.stop - c.start)
                 return self._warps, self._counts
             w = self.idx >> 5
             if self.n == 0:
@@ -110,6 +153,10 @@ class Group:
         """Per warp of the group: the bitmask of its lanes in the group."""
         w, _ = self.warps()
         if self._lm is None:
+            c = self.cols()
+            if c is not None:
+                self._lm = np.full(w.size, ((1 << c.stop) - 1) ^ ((1 << c.start) - 1), np.uint32)
+                return self._lm
             inv = np.searchsorted(w, self.idx >> 5)
             self._lm = np.bincount(inv, weights=(np.int64(1) << (self.idx & 31)).astype(np.float64),
                                    minlength=w.size).astype(np.int64).astype(np.uint32)
@@ -1461,6 +1508,10 @@ class Launch:
             m_first = m[::32]
             if m.strides != (0,) and not (m.reshape(-1, 32) == m_first[:, None]).all():
                 return False
+        elif G.cols() is not None:
+            m_first = m[::int(c[0])]
+            if m.strides != (0,) and not (m.reshape(w.size, -1) == m_first[:, None]).all():
+                return False
         else:
             starts = np.zeros(c.size, np.int64)
             np.cumsum(c[:-1], out=starts[1:])
@@ -1471,15 +1522,21 @@ class Launch:
             callers = self._all_lanes(w.size)
             inv, lane = None, None
         else:
-            gbits = G.warp_masks().astype(np.int64)
-            alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
-            if ((m_first.astype(np.int64) & alive & ~gbits) != 0).any():
-                return False
-            lane = G.idx & 31
-            k = int(c[0])
-            if (c == k).all() and (lane.reshape(-1, k) == lane[:k]).all():
+            # lanes named in a mask but not in the group must have exited
+            outside = m_first.astype(np.int64) & ~G.warp_masks().astype(np.int64)
+            if outside.any():
+                alive = emulator_pack(self.status.reshape(-1, 32)[w] != EXIT)
+                if ((outside & alive) != 0).any():
+                    return False
+            cols = G.cols()
+            lane = None
+            if cols is None:
+                lane = G.idx & 31
+                k = int(c[0])
+                if (c == k).all() and (lane.reshape(-1, k) == lane[:k]).all():
+                    cols = lane[:k]
+            if cols is not None:
                 # the same lanes of every warp (a partial warp's code in every warp): whole columns
-                cols = lane[:k]
                 row = np.zeros(32, bool)
                 row[cols] = True
                 callers = np.broadcast_to(row, (w.size, 32))
@@ -1646,13 +1703,14 @@ class Launch:
                     inputs = [(_as_rows(v, nr, self.trace_on),
                                self._all_lanes(nr) if d is True else _as_rows(d, nr, self.trace_on)) for v, d in vals]
                     continue
+                if lane is None:
+                    # one value for every caller (a uniform register) is one row for every warp, and
+                    # an operand defined for every caller is defined where ``callers`` is
+                    inputs = [(_row_at(inv, v, nr) if np.ndim(v) == 0 else _at(inv, v, nr),
+                               callers if d is True else _at(inv, d, nr)) for v, d in vals]
+                    continue
                 if inputs is None:
                     inputs = [(np.zeros((nr, 32), np.asarray(v).dtype), np.zeros((nr, 32), bool)) for v, _ in vals]
-                if lane is None:
-                    for (mv, md), (v, d) in zip(inputs, vals):
-                        mv[:, inv] = np.asarray(v).reshape(nr, -1) if np.ndim(v) else v
-                        md[:, inv] = np.asarray(d).reshape(nr, -1) if np.ndim(d) else d
-                    continue
                 for (mv, md), (v, d) in zip(inputs, vals):
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
                     mv[ri, li] = v
@@ -1671,7 +1729,8 @@ class Launch:
                     made = not self.trace_on and all(ov is None or (ov.base is None and ov.flags.c_contiguous)
                                                      for ov, _ in outs)
                 elif lane is None:
-                    res = [(None, None) if ov is None else (ov[:, inv].reshape(-1), od[:, inv].reshape(-1))
+                    res = [(None, None) if ov is None else
+                           (ov[:, inv].reshape(-1), True if _all(od[:, inv]) else od[:, inv].reshape(-1))
                            for ov, od in outs]
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
@@ -2141,6 +2200,20 @@ def _as_rows(x, nr: int, copy: bool) -> np.ndarray:
     """A per-thread operand of ``nr`` whole warps in order (an array, a scalar, or True) as (nr, 32)."""
     a = (np.broadcast_to(x, (nr * 32,)) if np.ndim(x) == 0 else x).reshape(nr, 32)
     return a.copy() if copy else a
+
+
+def _at(cols, x: np.ndarray, nr: int) -> np.ndarray:
+    """(nr, 32): the per-thread ``x`` of the same lanes ``cols`` of ``nr`` warps in place, 0 elsewhere."""
+    a = np.zeros((nr, 32), x.dtype)
+    a[:, cols] = x.reshape(nr, -1)
+    return a
+
+
+def _row_at(cols, x, nr: int) -> np.ndarray:
+    """(nr, 32), read-only: ``x`` at lanes ``cols`` of every warp, 0 elsewhere (one row broadcast)."""
+    row = np.zeros(32, np.asarray(x).dtype)
+    row[cols] = x
+    return np.broadcast_to(row, (nr, 32))
 
 
 def _all(a: np.ndarray) -> bool:

@@ -95,7 +95,7 @@ class Registers:
             if v.ndim == 0:      # uniform: defined for every thread
                 return v, True
             d = defined[name]
-            return v[G.sel], (True if d is True else d[G.sel])
+            return G.take(v), (True if d is True else G.take(d))
         return read
 
     def write(self, name: str, G, v: Any, d: Any, made: bool = False) -> None:
@@ -113,7 +113,7 @@ class Registers:
                 self.values[name] = self._v_store[name] = v
                 self.set_defined(name, G, d)
                 return
-        self._array(name, G.full)[G.sel] = v
+        G.put(self._array(name, G.full), v)
         self.set_defined(name, G, d)
 
     def _held_elsewhere(self, name: str, v: np.ndarray) -> bool:
@@ -132,7 +132,7 @@ class Registers:
                 return
             if self.defined[name] is True:
                 return
-        self._defined_array(name, G.full)[G.sel] = d
+        G.put(self._defined_array(name, G.full), d)
 
     def undefine(self, name: str, threads: np.ndarray) -> None:
         """``name`` is undefined for ``threads`` from now on."""
