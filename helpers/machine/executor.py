@@ -997,10 +997,11 @@ class Launch:
                 self.shared_events.append((self.steps, ins.index, wl, per))
         elif sp is self.gspace:
             w, c = G.warps()
-            if nbytes <= 16 and pos.size == G.n and w.size * 32 == G.n:
-                # whole warps in order, each lane's sectors in ascending order (the usual coalesced
-                # access): a warp's distinct sectors are where the sector number changes, plus one
-                sec = (flat >> 5).reshape(-1, 32)
+            if nbytes <= 16 and pos.size == G.n and (w.size * 32 == G.n or G.cols() is not None):
+                # whole warps (or the same lanes of every warp) in order, each lane's sectors in
+                # ascending order (the usual coalesced access): a warp's distinct sectors are where
+                # the sector number changes, plus one
+                sec = (flat >> 5).reshape(w.size, -1)
                 later, earlier = sec[:, 1:], sec[:, :-1]
                 if (later >= earlier).all():
                     per = np.count_nonzero(later != earlier, axis=1) + 1
@@ -1696,8 +1697,14 @@ class Launch:
         else:
             inputs = None
             for p, sel, Gp in parts:
+                whole = lane is None and inv is not None and not self.trace_on and nr * 32 == self.T
+                if whole:
+                    # the same lanes of every warp of the launch: each operand read as whole warps, (rows, 32) views.
+                    # What the other lanes hold is no operand: every compute looks at calling lanes only
+                    # (the trace, which shows what each lane sent, reads the group alone)
+                    Gp = Group(self.arange[:self.T], self.T)
                 vals = self.ops[p].ws_read(Gp)
-                if inv is None:
+                if inv is None or whole:
                     # whole warps in order: the operands as (rows, 32) views, copied only for the trace,
                     # which keeps them while the registers change
                     inputs = [(_as_rows(v, nr, self.trace_on),

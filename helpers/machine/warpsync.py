@@ -35,6 +35,20 @@ def _all(a: np.ndarray) -> bool:
     return bool(a[0].all() if a.ndim == 2 and a.strides[0] == 0 else a.all())
 
 
+def _one_row(a: np.ndarray) -> bool:
+    """``a`` is one row broadcast over the rows (a read-only view that holds a single row)."""
+    return a.ndim == 2 and a.shape[0] > 1 and a.strides[0] == 0
+
+
+def _lean(f, *xs: np.ndarray):
+    """``f(*xs)`` of (rows, 32) arrays; on one row, broadcast, when each of them is one row (the same
+    lanes call with one mask in every warp)."""
+    if all(_one_row(x) for x in xs):
+        r = f(*(x[:1] for x in xs))
+        return np.broadcast_to(r, (xs[0].shape[0], *np.shape(r)[1:])) if np.ndim(r) else r
+    return f(*xs)
+
+
 def shfl_compute(mode: str, want_p: bool = True):
     """shfl.sync (PTX ISA 9.7.9.6): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0).
     ``want_p``: compute the predicate destination (whether the source lane was in range)."""
@@ -50,7 +64,7 @@ def shfl_compute(mode: str, want_p: bool = True):
         if b.shape[0] > 1 and b.strides[0] != 0 and ((b == b[first]) | ~callers).all():
             b = np.broadcast_to(np.full((1, 32), b[first], b.dtype), b.shape)   # one delta: the one-row path
         c0 = c[first]
-        uniform = c.strides == (0, 0) or bool(((c == c0) | ~callers).all())
+        uniform = c.strides == (0, 0) or bool(_lean(lambda c, k: ((c == c0) | ~k).all(), c, callers))
         if uniform:
             segmask = int((c0 >> 8) & 31)
             if int(c0 & 31) != expected_clamp:
@@ -78,12 +92,15 @@ def shfl_compute(mode: str, want_p: bool = True):
                 out_v[sel] = r.values[sel]
                 out_src[sel] = r.src_lane[sel]
                 out_d[sel] = r.defined[sel]
-        src = np.where(out_src >= 0, out_src, LANE) if want_p or not _all(da) else None
+        src = _lean(lambda s: np.where(s >= 0, s, LANE), out_src) if want_p or not _all(da) else None
         if not _all(da):
-            out_d = out_d & np.take_along_axis(da, src, axis=1)
-        extra_d = True if _all(db) and _all(dc) and mask_defined.all() else db & dc & mask_defined[:, None]
-        if extra_d is not True and not extra_d.all():
-            out_d = out_d & extra_d
+            out_d = out_d & (np.take(da, src[0], axis=1) if _one_row(src) else np.take_along_axis(da, src, axis=1))
+        md_all = bool(mask_defined.all())
+        extra_d = True if _all(db) and _all(dc) and md_all else _lean(np.logical_and, db, dc)
+        if not md_all:
+            extra_d = extra_d & mask_defined[:, None]
+        if extra_d is not True and not _all(extra_d):
+            out_d = _lean(np.logical_and, out_d, extra_d)
         extra = {"src_lane": out_src, "sent": values, "sent_defined": da}
         if not want_p:
             return [(out_v, out_d), (None, None)], extra
