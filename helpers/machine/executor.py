@@ -1736,8 +1736,12 @@ class Launch:
                     made = not self.trace_on and all(ov is None or (ov.base is None and ov.flags.c_contiguous)
                                                      for ov, _ in outs)
                 elif lane is None:
+                    # the group's columns, (rows, lanes): registers of a group of every warp take them
+                    # by column as they are, unless a tainted thread's definedness is to be combined
+                    by_cols = Gp.cols() is not None and not self.any_tainted
+                    flat = (lambda x: x) if by_cols else (lambda x: x.reshape(-1))
                     res = [(None, None) if ov is None else
-                           (ov[:, inv].reshape(-1), True if _all(od[:, inv]) else od[:, inv].reshape(-1))
+                           (flat(ov[:, inv]), True if _all(od[:, inv]) else flat(od[:, inv]))
                            for ov, od in outs]
                 else:
                     ri, li = (inv, lane) if sel is None else (inv[sel], lane[sel])
