@@ -1730,7 +1730,9 @@ class Launch:
                 made = None
                 if inv is None:
                     # a result defined in every lane is written as such (the register keeps no array for it)
-                    res = [(None, None) if ov is None else (ov.reshape(-1), True if _all(od) else od.reshape(-1))
+                    res = [(None, None) if ov is None else
+                           (ov[0, 0], True) if ov.strides == (0, 0) and _all(od) else
+                           (ov.reshape(-1), True if _all(od) else od.reshape(-1))
                            for ov, od in outs]
                     # results the compute just made, which the trace does not keep: the registers may keep them
                     made = not self.trace_on and all(ov is None or (ov.base is None and ov.flags.c_contiguous)

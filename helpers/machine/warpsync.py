@@ -124,15 +124,18 @@ def vote_compute(mode: str):
         p = p.astype(bool)
         d = _row_defined(callers, dp, mask_defined)
         if mode == "ballot":
-            r = np.broadcast_to(emulator.ballot(p, mask, callers).values[:, None], p.shape).astype(np.uint32)
+            r = emulator.ballot(p, mask, callers).values.astype(np.uint32)
         elif mode == "any":
-            r = np.broadcast_to(emulator.any_sync(p, mask, callers).values[:, None], p.shape)
+            r = emulator.any_sync(p, mask, callers).values
         elif mode == "all":
-            r = np.broadcast_to(emulator.all_sync(p, mask, callers).values[:, None], p.shape)
+            r = emulator.all_sync(p, mask, callers).values
         else:  # uni: the predicate is the same on every calling lane
-            uni = emulator.all_sync(p, mask, callers).values | ~emulator.any_sync(p, mask, callers).values
-            r = np.broadcast_to(uni[:, None], p.shape)
-        return [(np.array(r), d)], {}
+            r = emulator.all_sync(p, mask, callers).values | ~emulator.any_sync(p, mask, callers).values
+        if r.size and (r == r[0]).all():
+            # one result for every warp (a ballot of the same lanes everywhere): one value, which a
+            # register defined in every lane keeps as such
+            return [(np.broadcast_to(r[:1, None], p.shape), d)], {}
+        return [(np.array(np.broadcast_to(r[:, None], p.shape)), d)], {}
     return compute
 
 
