@@ -1760,7 +1760,7 @@ class Launch:
         self.ci["issued"][p] += w.size
         self.ci["active_lanes"][p] += G.n
         self.ci["predicated_on"][p] += G.n
-        ws, cs = (slice(None), 32) if G.full else (w, c)    # every warp, each with 32 lanes
+        ws, cs = (slice(None), int(c[0])) if G.full or G.cols() is not None else (w, c)   # every warp, the same lanes
         self.cw["issued"][ws] += 1
         self.cw["active_lanes"][ws] += cs
         self.cw["predicated_on"][ws] += cs
@@ -1924,8 +1924,8 @@ class Launch:
         """Per-warp counts of k issues by group G, kf of them with every lane predicated on."""
         if k:
             w, c = G.warps()
-            if G.full:    # every warp, each with 32 lanes
-                w, c = slice(None), 32
+            if G.full or G.cols() is not None:    # every warp, each with the same lanes
+                w, c = slice(None), int(c[0])
             self.cw["issued"][w] += k
             self.cw["active_lanes"][w] += k * c
             if kf:
