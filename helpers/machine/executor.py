@@ -1164,7 +1164,7 @@ class Launch:
         es = type_size(t)
         nbytes = es * vec
         ut = dec.UINT[es]
-        self.last_effect[G.sel] = self.steps
+        G.put(self.last_effect, self.steps)
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
         if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
@@ -1481,7 +1481,7 @@ class Launch:
         m = np.asarray(m, np.uint32)   # a b32 operand: one value per thread, or one for all
         if (md is True or md.all()) and self._ws_fast(G, p, op, m):
             if not moves_on:
-                self.pc[G.sel] = p + 1
+                G.put(self.pc, p + 1)
             return G.idx
         m = dec.per_thread(m, G.n).astype(np.int64)
         idx = G.idx
@@ -1907,7 +1907,7 @@ class Launch:
         return tids
 
     def on_exit(self, G: Group) -> None:
-        self.status[G.sel] = EXIT
+        G.put(self.status, EXIT)
         # only threads waiting somewhere can be released by these exits
         if (self.status == BAR).any():
             ctas = np.unique(G.idx // self.TPC)
@@ -2029,7 +2029,7 @@ class Launch:
                         self.any_tainted = bool(self.tainted.any())
                     p += 1
                     if p >= q:
-                        self.pc[G.sel] = p
+                        G.put(self.pc, p)
                         break
                     continue
                 if kind == dec.BRA:
@@ -2038,16 +2038,16 @@ class Launch:
                     elif act.n == 0:
                         p += 1
                     else:
-                        self.pc[G.sel] = p + 1
+                        G.put(self.pc, p + 1)
                         self.pc[act.idx] = op.target
                         break
                     if p >= q:
-                        self.pc[G.sel] = p
+                        G.put(self.pc, p)
                         break
                     continue
                 if kind == dec.EXIT:
                     if act.n:
-                        self.pc[act.sel] = p
+                        act.put(self.pc, p)
                         self.on_exit(act)
                     if act.n == G.n:
                         break
@@ -2058,7 +2058,7 @@ class Launch:
                         nw = G.warps()[0].size
                     p += 1
                     if p >= q:
-                        self.pc[G.sel] = p
+                        G.put(self.pc, p)
                         break
                     continue
                 if kind == dec.TRAP:
@@ -2067,7 +2067,7 @@ class Launch:
                                            f"{ins.loc.short() if ins.loc else 'PTX instruction ' + str(p)}")
                     p += 1
                     if p >= q:
-                        self.pc[G.sel] = p
+                        G.put(self.pc, p)
                         break
                     continue
                 if kind in (dec.BAR, dec.WS):
