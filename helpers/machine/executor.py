@@ -1043,8 +1043,8 @@ class Launch:
                 # one address for every thread (a kernel parameter): read it once
                 d = sp.defined[a:a + nbytes].view(ut) == ONES[es]
                 return sp.data[a:a + nbytes].view(dt)[None, :], (True if d.all() else d[None, :])
-        if nbytes == 4 and not read_only and (w0 := self._word_run(G, ins, space, addr, adef)) is not None:
-            raw, d = self._load_run(G, ins, w0)
+        if nbytes == 4 and not read_only and (run := self._word_run(G, ins, space, addr, adef)) is not None:
+            raw, d = self._load_run(G, ins, run)
             return raw.view(dt)[:, None], d[:, None]
         vals = dfn = None
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "read"):
@@ -1170,8 +1170,8 @@ class Launch:
         if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
             for t in G.idx.tolist():
                 self._release(t, t // self.TPC)
-        if nbytes == 4 and (w0 := self._word_run(G, ins, space, addr, adef)) is not None:
-            self._store_run(G, ins, w0, vals[:, 0].view(np.uint32), defs[:, 0].copy())
+        if nbytes == 4 and (run := self._word_run(G, ins, space, addr, adef)) is not None:
+            self._store_run(G, ins, run, vals[:, 0].view(np.uint32), defs[:, 0].copy())
             return
         for sp, pos, flat, a, aok in self._resolve(G, ins, space, addr, adef, nbytes, "write"):
             if sp is self.gspace and self.strong[ins.index] >= 2:
@@ -1239,29 +1239,42 @@ class Launch:
     # same rules as load and store, with slices of the word-indexed state instead of gathers and
     # scatters through an index per thread; a record already there is looked at as they do.
 
-    def _word_run(self, G: Group, ins, space: Optional[str], addr, adef) -> Optional[int]:
-        """The first global word (an index into the global space's 4-byte words) when the threads of G
-        access consecutive aligned 4-byte words in thread order inside one allocation, with defined
-        addresses, no trace kept and no strong (ordering) access; None otherwise."""
+    def _word_run(self, G: Group, ins, space: Optional[str], addr, adef):
+        """The global words (indices into the global space's 4-byte words) that the threads of G
+        access when they are aligned 4-byte words inside one allocation, with defined addresses, no
+        trace kept and no strong (ordering) access, and either consecutive in thread order (then the
+        first word, an int) or, for the same lanes of every warp, each thread's word at its offset
+        from the first thread (then one word per thread); None otherwise."""
         n = G.n
         if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or np.shape(addr) != (n,):
             return None
         a = addr
         a0, a1 = int(a[0]), int(a[-1])
-        if a0 & 3 or a1 - a0 != 4 * (n - 1) or not (adef is True or adef.all()):
+        if a0 & 3 or not (adef is True or adef.all()):
+            return None
+        if a1 - a0 == 4 * (n - 1):
+            one = self._allocation_span(a0, a1, 4)
+            if one is None or (n > 1 and not ((a[1:] - a[:-1]) == 4).all()):
+                return None
+            return (a0 + one) >> 2
+        t0 = int(G.idx[0])
+        if G.cols() is None or a1 - a0 != 4 * (int(G.idx[-1]) - t0):
             return None
         one = self._allocation_span(a0, a1, 4)
-        if one is None or (n > 1 and not ((a[1:] - a[:-1]) == 4).all()):
+        if one is None or not (a.astype(np.int64, copy=False) - 4 * G.idx == a0 - 4 * t0).all():
             return None
-        return (a0 + one) >> 2
+        return ((a0 + one) >> 2) - t0 + G.idx
 
-    def _count_run(self, G: Group, ins, w0: int) -> None:
-        """Global requests and sectors of a word run from word ``w0``: each warp's lanes cover
+    def _count_run(self, G: Group, ins, run) -> None:
+        """Global requests and sectors of a word run (:meth:`_word_run`): each warp's lanes cover
         consecutive words, so its sectors are those from its first byte's to its last byte's."""
         w, c = G.warps()
-        first = np.zeros(c.size, np.int64)
-        np.cumsum(c[:-1], out=first[1:])
-        start = (w0 + first) * 4
+        if not isinstance(run, np.ndarray):
+            first = np.zeros(c.size, np.int64)
+            np.cumsum(c[:-1], out=first[1:])
+            start = (run + first) * 4
+        else:
+            start = run[::int(c[0])] * 4    # the same lanes of every warp: each warp's first word
         per = ((start + 4 * c - 1) >> 5) - (start >> 5) + 1
         ws = slice(None) if G.full else w    # every warp, in order
         self.cw["global_requests"][ws] += 1
@@ -1277,16 +1290,16 @@ class Launch:
         present = np.flatnonzero(recs.cols[TID][sl] >= 0)
         return present if present.size else None
 
-    def _load_run(self, G: Group, ins, w0: int) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`load` of a word run from word ``w0``: the raw words read and whether each is defined."""
+    def _load_run(self, G: Group, ins, run) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`load` of a word run (:meth:`_word_run`): the raw words read and whether each is defined."""
         sp, n, tids = self.gspace, G.n, G.idx
-        sl = slice(w0, w0 + n)
+        sl = run if isinstance(run, np.ndarray) else slice(run, run + n)
         raw = sp.data.view(np.uint32)[sl]
         d = sp.defined.view(np.uint32)[sl] == ONES[4]
         words = None          # the run's word indices, made only when a record needs them
         present = self._present(sp.W, sl)
         if present is not None:
-            words = np.arange(w0, w0 + n)
+            words = run if isinstance(run, np.ndarray) else np.arange(run, run + n)
             hit = self._conflicts(sp, ins, "RAW", sp.W, tids, None, words, present)
             if hit is not None:
                 d[hit[0][sp.w_chg[words[hit[0]]]]] = False
@@ -1296,19 +1309,22 @@ class Launch:
             r1t = sp.R1.cols[TID][sl]
             shift = (r1t >= 0) & (r1t != tids)
             if shift.any():
-                sp.R2.copy_from(sp.R1, np.flatnonzero(shift) + w0)
+                at = np.flatnonzero(shift)
+                sp.R2.copy_from(sp.R1, run[at] if isinstance(run, np.ndarray) else at + run)
         self._put(sp.R1, sl, tids, ins.index, None)
-        self._count_run(G, ins, w0)
+        self._count_run(G, ins, run)
         return raw, d
 
-    def _store_run(self, G: Group, ins, w0: int, new: np.ndarray, d: np.ndarray) -> None:
-        """:meth:`store` of a word run from word ``w0``: ``new`` the words, ``d`` whether each is defined."""
+    def _store_run(self, G: Group, ins, run, new: np.ndarray, d: np.ndarray) -> None:
+        """:meth:`store` of a word run (:meth:`_word_run`): ``new`` the words, ``d`` whether each is defined."""
         sp, n, tids = self.gspace, G.n, G.idx
-        sl = slice(w0, w0 + n)
+        sl = run if isinstance(run, np.ndarray) else slice(run, run + n)
         view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
         # changed for a racing access: see store
         chg = (view[sl] != new) | (dview[sl] != ONES[4])
-        words = np.arange(w0, w0 + n) if not (sp.W.empty and sp.R1.empty and sp.R2.empty) else None
+        words = None
+        if not (sp.W.empty and sp.R1.empty and sp.R2.empty):
+            words = run if isinstance(run, np.ndarray) else np.arange(run, run + n)
         present = self._present(sp.W, sl)
         if present is not None:
             hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
@@ -1323,7 +1339,7 @@ class Launch:
         sp.w_chg[sl] = chg
         view[sl] = new
         dview[sl] = ONES[4] if d.all() else np.where(d, ONES[4], np.uint32(0))
-        self._count_run(G, ins, w0)
+        self._count_run(G, ins, run)
 
     def atomic(self, G: Group, ins, space, addr, adef, t: str, op: str, b, bdef, c):
         """Atomics one thread at a time, in increasing linear thread id (see the module docstring)."""
