@@ -7,15 +7,17 @@
 //   - the ticket is drawn when the block STARTS (thread 0, atomicAdd), while its loads are in
 //     flight, so nobody waits for it. The block that draws the last ticket is the last to draw
 //     one: every other block has drawn its ticket, so it is running, and it finishes without
-//     waiting for anything; so the last block's wait below always ends (the dynamic-ticket argument of decoupled look-back; Merrill &
-//     Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016);
+//     waiting for anything; so the last block's wait below always ends (the dynamic-ticket
+//     argument of decoupled look-back; Merrill & Garland, "Single-pass Parallel Prefix Scan with
+//     Decoupled Look-back", 2016);
 //   - each block publishes its partial as ONE 64-bit store {tag, value} (st.relaxed.gpu), polled
 //     with ld.relaxed.gpu of the same 8 bytes: strong, gpu-scope accesses of the same location are
 //     morally strong, and conflicting morally strong accesses are single-copy atomic (PTX ISA,
 //     Memory Consistency Model), so a reader sees the tag and the value of one write, and needs no
 //     fence to trust the value;
 //   - the last-started block polls the slots (ld.relaxed.gpu) until every tag is this launch's,
-//     then adds them in index order: the same bits on every run, as onepass. Up to 128 slots,
+//     then adds them in a fixed order (each lane its strided share, then a fixed shuffle tree):
+//     the same bits on every run, as onepass. Up to 128 slots,
 //     warp 0 alone publishes and collects (no block barrier); beyond, the whole last block does;
 //   - each block's own tree ends with thread 0 adding the warp sums in order (block_sum_in_order),
 //     not a second round of shuffles: a shorter chain of dependent steps;
@@ -28,11 +30,11 @@
 // The dispatcher (helpers/topics/reduce.py: v9_launch, grid_size) sizes the launch from
 // measurements: up to 2^14 floats one block (no ticket, no slots); below the L2's size 512 threads
 // (1024 from 2^22 floats), REDUCE_UNROLL loads a round, as few rounds as 128 blocks allow (one up
-// to 2^20 floats); above it, a few waves of resident blocks stream from HBM, and the loads are evict-first
-// (-DREDUCE_STREAM=1: __ldcs, each byte is read once, so keeping it in L2 would only push out what
-// is still to be read).
+// to 2^20 floats); above it, a few waves of resident blocks stream from HBM with evict-first loads
+// (-DREDUCE_STREAM=1: __ldcs; each byte is read once per call, so its line is the first the L2
+// gives up, instead of displacing other data).
 // Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
-// memory system. At large n the loads run at 94 to 97 % of the HBM3e datasheet's 4.8 TB/s, where
+// memory system. At large n the loads run at 94 to 95 % of the HBM3e datasheet's 4.8 TB/s, where
 // cupy.sum (CUB) runs too; at n = 2^20 the kernel's fixed costs (launch, first load, block tree,
 // publish, poll) take more time than moving the 4 MiB.
 //
