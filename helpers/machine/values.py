@@ -170,15 +170,17 @@ def float_to_int(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
 
 
 def int_div(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Quotient truncated toward zero (C semantics) and a mask of lanes dividing by zero."""
+    """Quotient truncated toward zero (C semantics) and a mask of lanes dividing by zero.
+    MIN / -1 gives MIN (the two's-complement wrap)."""
     zero = b == 0
     bb = np.where(zero, np.ones((), b.dtype), b)
     if signed:
-        q = np.abs(a.astype(np.int64) if a.dtype.itemsize < 8 else a) // np.abs(bb.astype(np.int64) if bb.dtype.itemsize < 8 else bb)
-        neg = (a < 0) != (bb < 0)
-        q = np.where(neg, -q, q).astype(a.dtype)
-        if a.dtype.itemsize == 8:  # INT64_MIN / -1 wraps
-            q = q.astype(a.dtype)
+        # floor division, moved one step toward zero where it rounded a negative quotient down;
+        # no absolute values, which overflow at the most negative integer
+        with np.errstate(over="ignore"):
+            q = np.floor_divide(a, bb)
+            q += ((np.fmod(a, bb) != 0) & ((a < 0) != (bb < 0))).astype(q.dtype)
+        q = q.astype(a.dtype, copy=False)
     else:
         q = (a // bb).astype(a.dtype)
     return q, zero
@@ -186,14 +188,8 @@ def int_div(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.
 
 def int_rem(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
     """Remainder with the sign of the dividend (C semantics) and a mask of lanes dividing by zero."""
-    if not signed or a.dtype.itemsize < 8:
-        # NumPy's fmod is C's %, and remainder is it for unsigned integers: one pass instead of
-        # a division through 64 bits (64-bit signed keeps that path: the same results as before)
-        zero = b == 0
-        bb = np.where(zero, np.ones((), b.dtype), b)
-        return (np.fmod(a, bb) if signed else np.remainder(a, bb)).astype(a.dtype, copy=False), zero
-    q, zero = int_div(a, b, signed)
+    # NumPy's fmod is C's % for signed integers (MIN % -1 is 0, not a trap), remainder is it for
+    # unsigned ones: one pass, and no quotient through absolute values, which overflow at MIN
+    zero = b == 0
     bb = np.where(zero, np.ones((), b.dtype), b)
-    with np.errstate(over="ignore"):
-        r = (a - q * bb).astype(a.dtype)
-    return r, zero
+    return (np.fmod(a, bb) if signed else np.remainder(a, bb)).astype(a.dtype, copy=False), zero

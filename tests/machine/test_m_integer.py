@@ -192,3 +192,18 @@ def test_funnel_shifts_rotate():
     np.testing.assert_array_equal(o[:, 0], rotl.astype(np.uint32))
     v = ((~a).astype(np.uint64) << 32) | A
     np.testing.assert_array_equal(o[:, 1], ((v >> np.minimum(S, 32)) & 0xFFFFFFFF).astype(np.uint32))
+
+
+def test_64_bit_signed_division_at_the_most_negative_integer():
+    """C's truncating / and % where an absolute value would overflow: INT64_MIN over INT64_MAX is
+    -1 remainder -1; MIN / -1 wraps to MIN with remainder 0; the other signs as C."""
+    from helpers.machine import values
+
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    a = np.array([lo, lo, lo, -7, 7, -7, lo + 1], np.int64)
+    b = np.array([hi, -1, 1, 2, -2, -2, lo], np.int64)
+    q, zero = values.int_div(a, b, signed=True)
+    r, _ = values.int_rem(a, b, signed=True)
+    assert q.tolist() == [-1, lo, lo, -3, -3, 3, 0] and not zero.any()
+    assert r.tolist() == [-1, 0, 0, -1, 1, -1, lo + 1]
+    assert (q * b + r == a).all()
