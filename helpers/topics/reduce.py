@@ -457,14 +457,17 @@ class ReducePlan:
                 f"grids={self.grids})")
 
 
-def default_launch(version: str, n: int) -> tuple[int, int]:
-    """``(block, unroll)`` a version runs with when none is given: :func:`v9_launch`'s for v9 (from
-    this GPU's L2 size), :data:`DEFAULT_BLOCK` and :data:`DEFAULT_UNROLL` for every other version."""
+def default_launch(version: str, n: int, l2_bytes: Optional[int] = None) -> tuple[int, int]:
+    """``(block, unroll)`` a version runs with when none is given: :func:`v9_launch`'s for v9 (for a
+    GPU with ``l2_bytes`` of L2; None: this GPU's), :data:`DEFAULT_BLOCK` and :data:`DEFAULT_UNROLL`
+    for every other version."""
     n = check_n(n)
     if check_version(version, racy_ok=True) != "v9":
         return DEFAULT_BLOCK, DEFAULT_UNROLL
-    _require_gpu("v9's default launch")
-    chosen = v9_launch(n, _l2_bytes(_device_id()))
+    if l2_bytes is None:
+        _require_gpu("v9's default launch")
+        l2_bytes = _l2_bytes(_device_id())
+    chosen = v9_launch(n, l2_bytes)
     return chosen.block, chosen.unroll
 
 
@@ -552,8 +555,8 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
     usable, else the SIMT machine; ``"emulator"`` is the machine).
 
     On the machine n must be at most :data:`MACHINE_MAX_N`, and the grid-stride grids are sized as
-    on an H200 (:func:`machine_resident_blocks`, :data:`MACHINE_L2_BYTES`). ``block`` and ``unroll``
-    None: v9's :func:`v9_launch`, :data:`DEFAULT_BLOCK` and :data:`DEFAULT_UNROLL` for the others.
+    on an H200 (:func:`machine_resident_blocks`, :data:`MACHINE_L2_BYTES`). ``block`` or ``unroll``
+    None: the version's :func:`default_launch`, as :func:`make_plan` chooses.
     On the GPU ``check=True`` (or ``trace=True``) also
     runs every launch on the machine on the same inputs (:meth:`ReduceRun.disagreements`).
     ``version`` may be ``v4_legacy`` (its sum is undefined: the machine says so). ValueError names
@@ -576,11 +579,9 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
     if not on_gpu:
         check_machine_n(n)
     l2 = _l2_bytes(_device_id()) if on_gpu else MACHINE_L2_BYTES
-    if version == "v9" and block is None:
-        chosen = v9_launch(n, l2)
-        block, unroll = chosen.block, (chosen.unroll if unroll is None else unroll)
-    block = check_block(DEFAULT_BLOCK if block is None else block)
-    unroll = check_unroll(DEFAULT_UNROLL if unroll is None else unroll)
+    chosen_block, chosen_unroll = default_launch(version, n, l2)
+    block = check_block(chosen_block if block is None else block)
+    unroll = check_unroll(chosen_unroll if unroll is None else unroll)
     resident = None
     if spec.grid_stride:
         resident = resident_blocks(version, block, unroll) if on_gpu else machine_resident_blocks(block)
