@@ -1,0 +1,153 @@
+"""Exploration on the H200 (not a recording): the floor under a one-launch sum
+(scripts/gpu/floor_probe.cu). At each size it times, interleaved, by CUDA-graph replay:
+the empty kernel (one block of 32) and an empty kernel of each launch shape; the loads alone
+(MODE 0) with five load instructions; the loads and the block tree with no combine across blocks
+(MODE 1, v9 without its slots); the same read by bulk copies (TMA) into shared memory; v9 at the
+same shapes and as dispatched; and cupy.sum. What it showed: docs/probes/.
+
+    python3 scripts/gpu/floor_probe.py OUT.json [--sizes 19,20,21,24] [--reps 5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+from helpers import bench
+from helpers.engine import kernels
+from helpers.topics import reduce as R
+
+SRC = (Path(__file__).with_name("floor_probe.cu")).read_text()
+LOAD_NAMES = ("nc", "cs", "nc.na.256B", "nc.128B", "nc.na")
+
+
+def configs(n: int, sm: int) -> list[tuple]:
+    """("load", B, U, G, LOADS, MODE), ("empty", B, G) and ("tma", B, BYTES, COPIES, MODE) to time at n."""
+    m = n // 4
+    out: list[tuple] = []
+    if n <= 2**22:
+        shapes = [(512, 4, 1), (256, 4, 1), (1024, 2, 1), (512, 2, 1), (128, 4, 1), (512, 4, 2), (1024, 4, 1)]
+        for b, u, rounds in shapes:
+            g = m // (b * u * rounds)
+            if g < 1:
+                continue
+            out.append(("empty", b, g))
+            for loads in range(5):
+                out.append(("load", b, u, g, loads, 0))
+            out.append(("load", b, u, g, 0, 1))
+            out.append(("v9", b, u, g))
+        for b, nbytes, copies in [(512, 32768, 1), (512, 32768, 4), (256, 16384, 1), (256, 16384, 2),
+                                  (1024, 32768, 4), (256, 8192, 1)]:
+            if 4 * n >= nbytes:
+                out += [("tma", b, nbytes, copies, 0), ("tma", b, nbytes, copies, 1)]
+    else:
+        for b, u, g in [(1024, 2, 2 * sm), (1024, 4, 2 * sm), (1024, 4, 4 * sm), (1024, 4, 8 * sm),
+                        (512, 4, 4 * sm), (1024, 2, 4 * sm)]:
+            out.append(("empty", b, g))
+            for loads in (0, 1, 2, 4):
+                out.append(("load", b, u, g, loads, 0))
+            out.append(("load", b, u, g, 1, 1))
+            out.append(("v9s", b, u, g))
+        for b, nbytes, copies in [(512, 32768, 1), (256, 32768, 1), (512, 32768, 4), (1024, 32768, 4),
+                                  (512, 16384, 1)]:
+            out += [("tma", b, nbytes, copies, 0), ("tma", b, nbytes, copies, 1)]
+    return out
+
+
+def expr(c: tuple) -> str:
+    if c[0] == "empty":
+        return f"floor_empty<{c[1]}>"
+    if c[0] == "load":
+        return f"floor_kernel<{c[1]}, {c[2]}, {c[4]}, {c[5]}>"
+    if c[0] == "tma":
+        return f"floor_tma<{c[1]}, {c[2]}, {c[3]}, {c[4]}>"
+    raise ValueError(c)
+
+
+def label(c: tuple) -> str:
+    if c[0] == "empty":
+        return f"empty b{c[1]} g{c[2]}"
+    if c[0] == "load":
+        return f"{'loads' if c[5] == 0 else 'loads+tree'} {LOAD_NAMES[c[4]]} b{c[1]} u{c[2]} g{c[3]}"
+    if c[0] == "tma":
+        return f"tma{'+tree' if c[4] else ''} b{c[1]} {c[2] // 1024}KiB x{c[3]}"
+    return f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
+
+
+class V9:
+    def __init__(self, x, block: int, unroll: int, grid: int, stream: int):
+        mod = kernels.module("reduce_v9", name_expressions=(f"reduce_v9<{block}>",),
+                             defines=(f"REDUCE_UNROLL={unroll}", f"REDUCE_STREAM={stream}"))
+        self.k = mod.get_function(f"reduce_v9<{block}>")
+        self.block, self.grid = block, grid
+        self.out = cupy.empty(1, dtype=cupy.float32)
+        self.args = (x, cupy.zeros(grid, dtype=cupy.uint64), cupy.zeros(2, dtype=cupy.uint32), self.out,
+                     np.int64(x.size))
+
+    def __call__(self) -> None:
+        self.k((self.grid,), (self.block,), self.args)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--sizes", default="19,20,21,24")
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    sm = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma")}
+    names = sorted({expr(c) for c in every})
+    mod = cupy.RawModule(code=SRC, options=("-std=c++17", *kernels.include_options()), name_expressions=names)
+    rows = []
+    t_all = time.time()
+    for k in (int(s) for s in args.sizes.split(",")):
+        n = 2**k
+        x = cupy.random.RandomState(k).random_sample(n, dtype=cupy.float32)
+        ref = float(cupy.sum(x, dtype=cupy.float64))
+        sink = cupy.zeros(1 << 16, dtype=cupy.float32)
+        fns = {"empty 1x32": bench.empty_launcher(), "cupy.sum": lambda: cupy.sum(x)}
+        plan = R.make_plan("v9", n)
+        fns[f"v9 dispatched b{plan.block} u{plan.unroll} g{plan.grids[0]}"] = plan.launchers(x)[0]
+        checks = {}
+        for c in configs(n, sm):
+            key = label(c)
+            if c[0] in ("v9", "v9s"):
+                p = V9(x, c[1], c[2], c[3], int(c[0] == "v9s"))
+                p()
+                checks[key] = abs(float(p.out[0]) - ref) <= R.error_bound(ref, n, "v9", c[1], c[3])
+                fns[key] = p
+                continue
+            fn = mod.get_function(expr(c))
+            if c[0] == "empty":
+                a, g, b = (sink, np.float32(-1.0)), c[2], c[1]
+            elif c[0] == "load":
+                a, g, b = (x, sink, np.int64(n // 4), np.float32(-1.0)), c[3], c[1]
+            else:
+                a, g, b = (x, sink, np.float32(-1.0)), (4 * n) // c[2], c[1]
+            if c[0] != "empty" and c[-1] == 1:      # the block sums must add up to the total
+                fn((g,), (b,), a)
+                checks[key] = abs(float(cupy.sum(sink[:g], dtype=cupy.float64)) - ref) <= 1e-3 * ref
+            fns[key] = (lambda f=fn, gg=g, bb=b, aa=a: f((gg,), (bb,), aa))
+        t0 = time.time()
+        res = bench.time_interleaved(fns, calls=bench.graph_calls(n), reps=args.reps, replays=5, host_repeats=3,
+                                     host_keys=[])
+        cs = res["cupy.sum"]["device_us"]
+        print(f"\n== n=2^{k} ({time.time() - t0:.0f} s): cupy.sum {cs:.2f} us, empty 1x32 "
+              f"{res['empty 1x32']['device_us']:.2f} us", flush=True)
+        for q in sorted(res, key=lambda q: res[q]["device_us"]):
+            r = res[q]
+            print(f"   {q:<40} {r['device_us']:8.2f} us ({min(r['device_us_reps']):.2f}-{max(r['device_us_reps']):.2f})"
+                  f" x{cs / r['device_us']:.3f}{'' if checks.get(q, True) else '  WRONG'}", flush=True)
+            rows.append({"n": n, "name": q, "ok": checks.get(q, True), **r})
+        del x, fns
+        cupy.get_default_memory_pool().free_all_blocks()
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+    print(f"\nprobe took {time.time() - t_all:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
