@@ -115,3 +115,125 @@ __global__ void __launch_bounds__(BLOCK) floor_tma(const float4* __restrict__ in
         if (threadIdx.x == 0) out[blockIdx.x] = sum;
     }
 }
+
+// Where v9's combine spends its time (STREAM: evict-first loads; up to 128 blocks: warp 0 publishes and collects, as v9).
+// VARIANT 0: v9's own logic (ticket and tag drawn at the start, {tag, value} slots polled by the
+//            last-started block); 1: the slot stored, nobody collects (no ticket, no tag);
+//            2: ticket and tag at the start and the slot stored, nobody collects (the last-ticket
+//            block only resets the workspace); 3: as 0, but the last block reads every slot once
+//            without checking tags (wrong in general: timing only); 4: the ticket drawn at the END,
+//            after the slot's store, with no fence (the tags say when a value is there), and the
+//            tag read at the start; 5: the block sums added with red.global.add.f32 into out[0]
+//            (no order: not deterministic; the floor of any combine); 6: as 0 without the tag's
+//            load (tag fixed: timing only); 7, 8, 9: ticket and tag drawn together by ONE 64-bit
+//            atomicAdd on {tag, count} (the count in the low word), and warp 0 collecting up to 128,
+//            256, 512 slots with 4, 8, 16 loads per lane in flight.
+namespace probe {
+template <int K>
+__device__ __forceinline__ float collect_wide(const unsigned long long* slots, unsigned int want, unsigned int lane) {
+    unsigned long long word[K];
+    bool ready;
+    do {
+        ready = true;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const unsigned int b = k * warplab::kWarpSize + lane;
+            word[k] = b < gridDim.x ? warplab::reduce::load_slot(&slots[b]) : static_cast<unsigned long long>(want) << 32;
+            ready &= static_cast<unsigned int>(word[k] >> 32) == want;
+        }
+    } while (!ready);
+    float total = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) total += __uint_as_float(static_cast<unsigned int>(word[k]));
+    return total;
+}
+}  // namespace probe
+
+template <int BLOCK, int UNROLL, int STREAM, int VARIANT>
+__global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, unsigned long long* slots,
+                                                  unsigned int* state, float* out, long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int ticket = 0, tag = 1;
+    if (VARIANT >= 7 && threadIdx.x == 0) {
+        const unsigned long long old = atomicAdd(reinterpret_cast<unsigned long long*>(state), 1ull);
+        ticket = static_cast<unsigned int>(old);
+        tag = static_cast<unsigned int>(old >> 32) + 1u;
+    }
+    if (VARIANT < 7 && threadIdx.x == 0) {
+        if constexpr (VARIANT == 0 || VARIANT == 2 || VARIANT == 3 || VARIANT == 6) ticket = atomicAdd(&state[0], 1u);
+        if constexpr (VARIANT == 0 || VARIANT == 2 || VARIANT == 3 || VARIANT == 4) tag = wr::load_u32(&state[1]) + 1u;
+    }
+    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    if constexpr (VARIANT == 5) {
+        if (threadIdx.x == 0) asm volatile("red.global.add.f32 [%0], %1;" ::"l"(out), "f"(sum) : "memory");
+        return;
+    }
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    if constexpr (VARIANT == 1) return;
+    if constexpr (VARIANT == 4) {
+        if (threadIdx.x == 0) ticket = atomicAdd(&state[0], 1u);
+    }
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    if (ticket != gridDim.x - 1) return;
+    float total = 0.0f;
+    if constexpr (VARIANT >= 7) {
+        total = warplab::WarpReduceSum(probe::collect_wide<(VARIANT == 7 ? 4 : VARIANT == 8 ? 8 : 16)>(slots, tag, threadIdx.x));
+        if (threadIdx.x == 0) {
+            *out = total;
+            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32) : "memory");
+        }
+        return;
+    }
+    if constexpr (VARIANT == 0 || VARIANT == 4 || VARIANT == 6) {
+        total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize>(slots, tag, threadIdx.x));
+    } else if constexpr (VARIANT == 3) {
+        for (unsigned int b = threadIdx.x; b < gridDim.x; b += warplab::kWarpSize)
+            total += __uint_as_float(static_cast<unsigned int>(wr::load_slot(&slots[b])));
+        total = warplab::WarpReduceSum(total);
+    }
+    if (threadIdx.x == 0) {
+        if constexpr (VARIANT != 2) *out = total;
+        wr::store_u32(&state[0], 0u);
+        if constexpr (VARIANT != 6) wr::store_u32(&state[1], tag);
+    }
+}
+
+// v9's logic with warp 0 collecting up to 32 * K slots, K loads per lane in flight, the ticket
+// and the tag drawn by two accesses (PACKED 0: atomicAdd on state[0], ld.relaxed of state[1]) or
+// by one 64-bit atomicAdd on {tag, count} (PACKED 1).
+template <int BLOCK, int UNROLL, int STREAM, int PACKED, int K>
+__global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned int* state, float* out, long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int ticket = 0, tag = 0;
+    if (threadIdx.x == 0) {
+        if constexpr (PACKED) {
+            const unsigned long long old = atomicAdd(reinterpret_cast<unsigned long long*>(state), 1ull);
+            ticket = static_cast<unsigned int>(old);
+            tag = static_cast<unsigned int>(old >> 32) + 1u;
+        } else {
+            ticket = atomicAdd(&state[0], 1u);
+            tag = wr::load_u32(&state[1]) + 1u;
+        }
+    }
+    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    if (ticket != gridDim.x - 1) return;
+    const float total = warplab::WarpReduceSum(probe::collect_wide<K>(slots, tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        if constexpr (PACKED) {
+            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32) : "memory");
+        } else {
+            wr::store_u32(&state[0], 0u);
+            wr::store_u32(&state[1], tag);
+        }
+    }
+}

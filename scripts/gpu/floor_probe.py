@@ -3,7 +3,7 @@
 the empty kernel (one block of 32) and an empty kernel of each launch shape; the loads alone
 (MODE 0) with five load instructions; the loads and the block tree with no combine across blocks
 (MODE 1, v9 without its slots); the same read by bulk copies (TMA) into shared memory; v9 at the
-same shapes and as dispatched; and cupy.sum. What it showed: docs/probes/.
+same shapes and as dispatched; the parts of v9's combine across blocks (floor_v9's variants); and cupy.sum. What it showed: docs/probes/.
 
     python3 scripts/gpu/floor_probe.py OUT.json [--sizes 19,20,21,24] [--reps 5]
 """
@@ -44,7 +44,19 @@ def configs(n: int, sm: int) -> list[tuple]:
                                   (1024, 32768, 4), (256, 8192, 1)]:
             if 4 * n >= nbytes:
                 out += [("tma", b, nbytes, copies, 0), ("tma", b, nbytes, copies, 1)]
+        for b, u in ((512, 4), (1024, 2), (256, 4), (512, 2), (128, 4)):
+            g = m // (b * u)
+            if 1 < g <= 128:
+                out += [("combine", b, u, g, 0, v) for v in (0, 2, 3, 6, 7)]
+            for v, most in ((7, 128), (8, 256), (9, 512)):
+                if most // 2 < g <= most or (v == 7 and 1 < g <= 128):
+                    out.append(("combine", b, u, g, 0, v))
     else:
+        out.append(("empty", 1024, 128))
+        out += [("load", 1024, 4, 128, 1, 0), ("load", 1024, 4, 128, 1, 1)]
+        out += [("combine", 1024, 4, 128, 1, v) for v in (0, 1, 2, 3, 6, 7)]
+        out += [("combine", 1024, 2, 256, 1, 8), ("combine", 1024, 4, 256, 1, 8), ("combine", 1024, 2, 264, 1, 9),
+                ("combine", 1024, 4, 512, 1, 9)]
         for b, u, g in [(1024, 2, 2 * sm), (1024, 4, 2 * sm), (1024, 4, 4 * sm), (1024, 4, 8 * sm),
                         (512, 4, 4 * sm), (1024, 2, 4 * sm)]:
             out.append(("empty", b, g))
@@ -55,16 +67,38 @@ def configs(n: int, sm: int) -> list[tuple]:
         for b, nbytes, copies in [(512, 32768, 1), (256, 32768, 1), (512, 32768, 4), (1024, 32768, 4),
                                   (512, 16384, 1)]:
             out += [("tma", b, nbytes, copies, 0), ("tma", b, nbytes, copies, 1)]
+    out += [("k", *k) for k in V9K.get(n, [])]
     return out
 
 
+# v9 with warp 0 collecting up to 32 * K slots: (B, U, G, STREAM, PACKED, K) per size, each timed with
+# PLACEMENTS separately allocated workspaces (where the ticket and the slots sit in the L2 moves with them).
+V9K = {
+    2**19: [(256, 4, 128, 0, 0, 4), (256, 4, 128, 0, 1, 4), (512, 4, 64, 0, 0, 4), (512, 4, 64, 0, 1, 4)],
+    2**20: [(512, 4, 128, 0, 0, 4), (512, 4, 128, 0, 1, 4), (256, 4, 256, 0, 0, 8), (256, 4, 256, 0, 1, 8),
+            (512, 2, 256, 0, 0, 8), (128, 4, 512, 0, 0, 16), (1024, 2, 128, 0, 0, 4)],
+    2**21: [(512, 4, 256, 0, 0, 8), (512, 4, 256, 0, 1, 8), (256, 4, 512, 0, 0, 16), (512, 4, 128, 0, 0, 4)],
+    2**22: [(1024, 4, 256, 0, 0, 8), (512, 4, 512, 0, 0, 16), (1024, 4, 128, 0, 0, 4)],
+    2**23: [(1024, 4, 128, 0, 0, 4), (1024, 4, 128, 1, 0, 4), (1024, 4, 256, 0, 0, 8), (1024, 4, 256, 1, 0, 8)],
+    2**24: [(1024, 4, 128, 1, 0, 4), (1024, 4, 128, 1, 1, 4), (1024, 4, 256, 1, 0, 8), (1024, 2, 256, 1, 0, 8),
+            (1024, 4, 132, 1, 0, 8), (1024, 4, 256, 1, 1, 8)],
+    2**25: [(1024, 4, 128, 1, 0, 4), (1024, 4, 256, 1, 0, 8), (1024, 4, 264, 1, 0, 16)],
+    2**26: [(1024, 4, 256, 1, 0, 8), (1024, 4, 264, 1, 0, 16), (1024, 4, 128, 1, 0, 4)],
+}
+PLACEMENTS = 3
+
+
 def expr(c: tuple) -> str:
+    if c[0] == "k":
+        return f"floor_v9k<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>"
     if c[0] == "empty":
         return f"floor_empty<{c[1]}>"
     if c[0] == "load":
         return f"floor_kernel<{c[1]}, {c[2]}, {c[4]}, {c[5]}>"
     if c[0] == "tma":
         return f"floor_tma<{c[1]}, {c[2]}, {c[3]}, {c[4]}>"
+    if c[0] == "combine":
+        return f"floor_v9<{c[1]}, {c[2]}, {c[4]}, {c[5]}>"
     raise ValueError(c)
 
 
@@ -75,6 +109,10 @@ def label(c: tuple) -> str:
         return f"{'loads' if c[5] == 0 else 'loads+tree'} {LOAD_NAMES[c[4]]} b{c[1]} u{c[2]} g{c[3]}"
     if c[0] == "tma":
         return f"tma{'+tree' if c[4] else ''} b{c[1]} {c[2] // 1024}KiB x{c[3]}"
+    if c[0] == "combine":
+        return f"combine{c[5]} s{c[4]} b{c[1]} u{c[2]} g{c[3]}"
+    if c[0] == "k":
+        return f"v9k{'p' if c[5] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"
     return f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
 
 
@@ -96,10 +134,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--sizes", default="19,20,21,24")
+    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s)")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     sm = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma")}
+    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma", "combine", "k")}
     names = sorted({expr(c) for c in every})
     mod = cupy.RawModule(code=SRC, options=("-std=c++17", *kernels.include_options()), name_expressions=names)
     rows = []
@@ -114,6 +153,8 @@ def main() -> None:
         fns[f"v9 dispatched b{plan.block} u{plan.unroll} g{plan.grids[0]}"] = plan.launchers(x)[0]
         checks = {}
         for c in configs(n, sm):
+            if args.only and c[0] not in args.only.split(","):
+                continue
             key = label(c)
             if c[0] in ("v9", "v9s"):
                 p = V9(x, c[1], c[2], c[3], int(c[0] == "v9s"))
@@ -122,6 +163,27 @@ def main() -> None:
                 fns[key] = p
                 continue
             fn = mod.get_function(expr(c))
+            if c[0] == "k":
+                fn = mod.get_function(expr(c))
+                for p in range(PLACEMENTS):
+                    pad = cupy.empty(1 + 4099 * p, dtype=cupy.uint8)  # moves the next allocations
+                    ws = (cupy.zeros(c[3], dtype=cupy.uint64), cupy.zeros(2, dtype=cupy.uint32),
+                          cupy.zeros(1, cupy.float32), pad)
+                    a, g, b = (x, ws[0], ws[1], ws[2], np.int64(n)), c[3], c[1]
+                    fn((g,), (b,), a)
+                    fn((g,), (b,), a)
+                    checks[f"{key} @{p}"] = abs(float(ws[2][0]) - ref) <= R.error_bound(ref, n, "v9", b, g)
+                    fns[f"{key} @{p}"] = (lambda f=fn, gg=g, bb=b, aa=a, keep=ws: f((gg,), (bb,), aa))
+                continue
+            if c[0] == "combine":
+                ws = (cupy.zeros(c[3], dtype=cupy.uint64), cupy.zeros(2, dtype=cupy.uint32), cupy.zeros(1, cupy.float32))
+                a, g, b = (x, ws[0], ws[1], ws[2], np.int64(n)), c[3], c[1]
+                fn((g,), (b,), a)
+                if c[5] in (0, 4, 7, 8, 9):
+                    fn((g,), (b,), a)
+                    checks[key] = abs(float(ws[2][0]) - ref) <= R.error_bound(ref, n, "v9", b, g)
+                fns[key] = (lambda f=fn, gg=g, bb=b, aa=a: f((gg,), (bb,), aa))
+                continue
             if c[0] == "empty":
                 a, g, b = (sink, np.float32(-1.0)), c[2], c[1]
             elif c[0] == "load":
@@ -143,6 +205,13 @@ def main() -> None:
             print(f"   {q:<40} {r['device_us']:8.2f} us ({min(r['device_us_reps']):.2f}-{max(r['device_us_reps']):.2f})"
                   f" x{cs / r['device_us']:.3f}{'' if checks.get(q, True) else '  WRONG'}", flush=True)
             rows.append({"n": n, "name": q, "ok": checks.get(q, True), **r})
+        groups: dict = {}
+        for q, r in res.items():
+            if " @" in q:
+                groups.setdefault(q.split(" @")[0], []).append(r["device_us"])
+        for q in sorted(groups, key=lambda q: float(np.median(groups[q]))):
+            t = groups[q]
+            print(f"   placements {q:<34} median {np.median(t):6.2f} us  {min(t):.2f}-{max(t):.2f}  x{cs / np.median(t):.3f}")
         del x, fns
         cupy.get_default_memory_pool().free_all_blocks()
         Path(args.out).write_text(json.dumps(rows, indent=1))
