@@ -9,7 +9,9 @@
 //     one: every other block has drawn its ticket, so it is running, and it finishes without
 //     waiting for anything; so the last block's wait below always ends (the dynamic-ticket
 //     argument of decoupled look-back; Merrill & Garland, "Single-pass Parallel Prefix Scan with
-//     Decoupled Look-back", 2016);
+//     Decoupled Look-back", 2016). The same 64-bit atomicAdd returns this launch's tag: the
+//     workspace's one word `state` holds {tag of the last launch (high 32 bits), tickets drawn in
+//     this one (low 32 bits)}, so a block learns both from one access;
 //   - each block publishes its partial as ONE 64-bit store {tag, value} (st.relaxed.gpu), polled
 //     with ld.relaxed.gpu of the same 8 bytes: strong, gpu-scope accesses of the same location are
 //     morally strong, and conflicting morally strong accesses are single-copy atomic (PTX ISA,
@@ -17,31 +19,30 @@
 //     fence to trust the value;
 //   - the last-started block polls the slots (ld.relaxed.gpu) until every tag is this launch's,
 //     then adds them in a fixed order (each lane its strided share, then a fixed shuffle tree):
-//     the same bits on every run, as onepass. Up to 128 slots,
-//     warp 0 alone publishes and collects (no block barrier); beyond, the whole last block does;
+//     the same bits on every run, as onepass. Up to 256 slots, warp 0 alone publishes and
+//     collects, 8 loads per lane in flight (no block barrier); beyond, the whole last block does;
 //   - each block's own tree ends with thread 0 adding the warp sums in order (block_sum_in_order),
 //     not a second round of shuffles: a shorter chain of dependent steps;
 //   - the input is read through the read-only path (__ldg, ld.global.nc) explicitly: the slots'
 //     asm statements keep the compiler from inferring it, as it does for reduce_v8.
-// The tag is a launch count kept in the workspace (state[1]): read by each block when it starts,
-// advanced by the last block when it ends, so the next launch on the same stream sees it. The
-// last block's reset of the workspace is strong too (st.relaxed.gpu), so no access to it is a
-// data race in the PTX memory model.
+// The last block resets the ticket count and keeps its tag in `state` with one strong store
+// (st.relaxed.gpu), so the next launch on the same stream tags with tag + 1, and no access to the
+// workspace is a data race in the PTX memory model.
 // The dispatcher (helpers/topics/reduce.py: v9_launch, grid_size) sizes the launch from
-// measurements: up to 2^14 floats one block (no ticket, no slots); below the L2's size 512 threads
-// (1024 from 2^22 floats), REDUCE_UNROLL loads a round, as few rounds as 128 blocks allow (one up
-// to 2^20 floats); above it, a few waves of resident blocks stream from HBM with evict-first loads
+// measurements: up to 2^14 floats one block (no ticket, no slots); below the L2's size one round
+// of REDUCE_UNROLL loads per thread in blocks of 256 up to 2^20 floats, then 512 (1024 from 2^22)
+// with at most 128 blocks; above it, 128 blocks of 1024 stream from HBM with evict-first loads
 // (-DREDUCE_STREAM=1: __ldcs; each byte is read once per call, so its line is the first the L2
-// gives up, instead of displacing other data).
+// gives up, instead of displacing other data), and more waves of resident blocks from 2^28.
 // Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
 // memory system. At large n the loads run at 94 to 95 % of the HBM3e datasheet's 4.8 TB/s, where
-// cupy.sum (CUB) runs too; at n = 2^20 the kernel's fixed costs (launch, first load, block tree,
-// publish, poll) take more time than moving the 4 MiB.
+// cupy.sum (CUB) runs too; at n = 2^20 the combine across blocks (ticket, publish, poll) still
+// costs about 0.7 us on top of the loads and the block tree (scripts/gpu/floor_probe.py).
 //
 // Contract: blockDim.x == BLOCK, a power of two in [64, 1024]; any grid >= 1; `slots` holds at
-// least gridDim.x 64-bit words and `state` two 32-bit words, all zero when first allocated and
-// then owned by one stream with one grid (the last block resets state[0] and advances state[1]);
-// two launches sharing a workspace must not run concurrently; `in` any 4-byte aligned float*
+// least gridDim.x 64-bit words and `state` one 64-bit word, all zero when first allocated and
+// then owned by one stream with one grid (the last block resets the ticket count and keeps the
+// tag); two launches sharing a workspace must not run concurrently; `in` any 4-byte aligned float*
 // (as reduce_v8); n >= 1. *out = the sum of in[0 .. n). Build with -DREDUCE_UNROLL=k as reduce_v8
 // and -DREDUCE_STREAM=0|1 (read-only or evict-first loads; default 0).
 #include "reduce_common.cuh"
@@ -64,40 +65,36 @@ __device__ __forceinline__ unsigned long long load_slot(const unsigned long long
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
     return word;
 }
-__device__ __forceinline__ unsigned int load_u32(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 // The last block's reset of the workspace: strong too, so that it and the other blocks' ticket
-// atomics and tag loads are morally strong pairs, not a data race (PTX ISA, Memory Consistency
-// Model: "Data races"; a plain store there would be one, however it ends in practice).
-__device__ __forceinline__ void store_u32(unsigned int* p, unsigned int v) {
-    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+// atomics are morally strong pairs, not a data race (PTX ISA, Memory Consistency Model: "Data
+// races"; a plain store there would be one, however it ends in practice).
+__device__ __forceinline__ void store_state(unsigned long long* state, unsigned int tag) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32)
+                 : "memory");
 }
 // [end:v9_slots]
 
 // [anchor:v9_collect]
-// The last-started block's THREADS threads read the gridDim.x slots, 4 per thread per pass (all
-// 4 loads in flight), until every slot carries this launch's tag; each thread adds its values in
+// The last-started block's THREADS threads read the gridDim.x slots, K per thread per pass (all K
+// loads in flight), until every slot carries this launch's tag; each thread adds its values in
 // index order, so the result's bits depend only on n and the grid.
-template <int THREADS>
+template <int THREADS, int K>
 __device__ __forceinline__ float collect_slots(const unsigned long long* slots, unsigned int want, unsigned int t) {
     float total = 0.0f;
-    for (unsigned int b0 = 0; b0 < gridDim.x; b0 += 4 * THREADS) {
-        unsigned long long word[4];
+    for (unsigned int b0 = 0; b0 < gridDim.x; b0 += K * THREADS) {
+        unsigned long long word[K];
         bool ready;
         do {
             ready = true;
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
+            for (int k = 0; k < K; ++k) {
                 const unsigned int b = b0 + k * THREADS + t;
                 word[k] = b < gridDim.x ? load_slot(&slots[b]) : static_cast<unsigned long long>(want) << 32;
                 ready &= static_cast<unsigned int>(word[k] >> 32) == want;
             }
         } while (!ready);
 #pragma unroll
-        for (int k = 0; k < 4; ++k) total += __uint_as_float(static_cast<unsigned int>(word[k]));
+        for (int k = 0; k < K; ++k) total += __uint_as_float(static_cast<unsigned int>(word[k]));
     }
     return total;
 }
@@ -137,17 +134,20 @@ __device__ __forceinline__ float block_sum_in_order(float v) {
 // [anchor:reduce_v9]
 template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in, unsigned long long* slots,
-                                                   unsigned int* state, float* out, long long n) {
+                                                   unsigned long long* state, float* out, long long n) {
     static_assert(warplab::reduce::valid_block(BLOCK), "BLOCK must be a power of two in [64, 1024]");
     namespace wr = warplab::reduce;
-    constexpr unsigned int kWarpSlots = 4 * warplab::kWarpSize;  // what one warp collects in one pass
+    constexpr int kWarpLoads = 8;                                          // slots per lane, in flight
+    constexpr unsigned int kWarpSlots = kWarpLoads * warplab::kWarpSize;  // what warp 0 collects in one pass
     __shared__ bool is_last_block;
     __shared__ unsigned int launch_tag;
     const bool one_block = gridDim.x == 1;  // uniform: nobody to wait for, no ticket
     unsigned int ticket = 0, tag = 0;
     if (threadIdx.x == 0 && !one_block) {
-        ticket = atomicAdd(&state[0], 1u);            // drawn at the start: off the critical path
-        tag = wr::load_u32(&state[1]) + 1u;           // this launch's tag
+        // drawn at the start, off the critical path: {last launch's tag, tickets drawn so far}
+        const unsigned long long drawn = atomicAdd(state, 1ull);
+        ticket = static_cast<unsigned int>(drawn);
+        tag = static_cast<unsigned int>(drawn >> 32) + 1u;  // this launch's tag
     }
     constexpr wr::Loads kLoads = REDUCE_STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly;
     float sum = wr::thread_sum_vec4<BLOCK, REDUCE_UNROLL, kLoads>(in, n);
@@ -162,11 +162,11 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
         ticket = __shfl_sync(0xffffffffu, ticket, 0);
         tag = __shfl_sync(0xffffffffu, tag, 0);
         if (ticket != gridDim.x - 1) return;          // uniform in the warp
-        const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize>(slots, tag, threadIdx.x));
+        const float total =
+            warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, kWarpLoads>(slots, tag, threadIdx.x));
         if (threadIdx.x == 0) {
             *out = total;
-            wr::store_u32(&state[0], 0u);  // every block has drawn its ticket: ready for the next launch
-            wr::store_u32(&state[1], tag); // the next launch tags with tag + 1
+            wr::store_state(state, tag);  // every block has drawn its ticket: count 0, tag kept
         }
         return;
     }
@@ -177,11 +177,10 @@ __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in,
     }
     __syncthreads();  // also separates the two block_sum_in_order calls (they share warp_sums)
     if (!is_last_block) return;  // uniform across the block
-    const float total = wr::block_sum_in_order<BLOCK>(wr::collect_slots<BLOCK>(slots, launch_tag, threadIdx.x));
+    const float total = wr::block_sum_in_order<BLOCK>(wr::collect_slots<BLOCK, 4>(slots, launch_tag, threadIdx.x));
     if (threadIdx.x == 0) {
         *out = total;
-        wr::store_u32(&state[0], 0u);
-        wr::store_u32(&state[1], launch_tag);
+        wr::store_state(state, launch_tag);
     }
 }
 // [end:reduce_v9]

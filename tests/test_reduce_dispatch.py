@@ -121,26 +121,30 @@ def test_error_bound_grows_with_the_chain() -> None:
 
 
 def test_v9_grid_regimes() -> None:
-    """One block up to 2^14 floats; an L2-resident input one round of loads per thread, at most 128
-    blocks (warp 0 collects the slots); an input in HBM whole waves of resident blocks, more waves
+    """One block up to 2^14 floats; an L2-resident input one round of loads per thread in blocks of
+    256 up to 2^20 floats (at most 256 blocks: warp 0 collects the slots), then at most 128 blocks;
+    an input in HBM 128 blocks while one wave would do, then whole waves of resident blocks, more
     the longer the stream, evict-first."""
     l2 = R.MACHINE_L2_BYTES
     assert R.pass_grids("v9", 1000, 256, 1056, 4, l2) == (1,)          # one block: no ticket at all
     assert R.pass_grids("v9", 2**14, 512, 528, 4, l2) == (1,)
-    assert R.pass_grids("v9", 2**16, 512, 528, 4, l2) == (8,)          # 2^16 / (512 threads x 4 x 4)
-    assert R.pass_grids("v9", 2**20, 512, 528, 4, l2) == (128,)
-    assert R.pass_grids("v9", 2**23, 1024, 264, 4, l2) == (R.V9_WARP_SLOTS,)
-    assert R.pass_grids("v9", 2**24, 1024, 264, 4, l2) == (264,)       # one wave
+    assert R.pass_grids("v9", 2**16, 256, 1056, 4, l2) == (16,)        # 2^16 / (256 threads x 4 x 4)
+    assert R.pass_grids("v9", 2**20, 256, 1056, 4, l2) == (R.V9_WARP_SLOTS,)
+    assert R.pass_grids("v9", 2**21, 512, 528, 4, l2) == (R.V9_L2_MAX_BLOCKS,)
+    assert R.pass_grids("v9", 2**23, 1024, 264, 4, l2) == (R.V9_L2_MAX_BLOCKS,)
+    assert R.pass_grids("v9", 2**24, 1024, 264, 4, l2) == (R.V9_L2_MAX_BLOCKS,)   # one wave would do
+    assert R.pass_grids("v9", 2**27, 1024, 264, 4, l2) == (R.V9_L2_MAX_BLOCKS,)
     assert R.pass_grids("v9", 2**28, 1024, 264, 4, l2) == (2 * 264,)
     assert R.pass_grids("v9", 2**30, 1024, 264, 4, l2) == (R.V9_MAX_WAVES * 264,)
-    launches = {k: R.v9_launch(2**k, l2) for k in (10, 11, 12, 13, 14, 16, 21, 22, 24)}
+    assert R.pass_grids("v9", 2**24, 1024, 100, 4, l2) == (100,)       # never more than one wave's worth
+    launches = {k: R.v9_launch(2**k, l2) for k in (10, 11, 12, 13, 14, 16, 20, 21, 22, 24)}
     assert [(v.block, v.unroll, v.stream) for v in launches.values()] == [
         (128, 2, False), (128, 4, False), (256, 4, False), (512, 4, False), (512, 4, False),
-        (512, 4, False), (512, 4, False), (1024, 4, False), (1024, 4, True)]
+        (256, 4, False), (256, 4, False), (512, 4, False), (1024, 4, False), (1024, 4, True)]
     assert R.v9_launch(5, l2) == R.V9Launch(128, 1, False)
     assert R.v9_waves(10, 264) == 1 and R.v9_waves(10**9, 264) == R.V9_MAX_WAVES
     assert not R.v9_streams(2**22, 50 * 2**20) and R.v9_streams(2**24, 50 * 2**20)
-    assert R.grid_size("v9", 2**20, 512, 528) == 128                   # None: the H200's L2
+    assert R.grid_size("v9", 2**20, 256, 1056) == 256                  # None: the H200's L2
     with pytest.raises(ValueError, match=r"l2_bytes \(the GPU's L2 size\) must be an integer >= 1 or None; got 0"):
         R.grid_size("v9", 2**20, 512, 528, l2_bytes=0)
 

@@ -94,12 +94,14 @@ def test_indices_are_64_bit() -> None:
 def test_v9_streaming_build_compiles_and_streams(arch: str) -> None:
     """v9's evict-first build (-DREDUCE_STREAM=1, chosen past the L2) compiles for every arch, and
     only it uses ld.global.cs; the other reads through the read-only path (ld.global.nc), which the
-    compiler does not infer past the slots' asm; both publish with one relaxed 64-bit store and
-    draw one ticket."""
+    compiler does not infer past the slots' asm; both publish with one relaxed 64-bit store, draw
+    ticket and tag with one 64-bit atomic, and reset the workspace with one relaxed 64-bit store
+    (in the warp path and in the block path)."""
     plain = kernels.ptx("reduce_v9", arch, ("reduce_v9<256>",))
     stream = kernels.ptx("reduce_v9", arch, ("reduce_v9<256>",), defines=["REDUCE_STREAM=1"])
     assert "ld.global.cs" in stream and "ld.global.cs" not in plain
     assert "ld.global.nc.v4" in plain and "ld.global.nc" not in stream  # __ldg, __ldcs: as asked
     for text in (plain, stream):
-        assert text.count("st.relaxed.gpu.global.u64") == 2  # the warp path and the block path
-        assert text.count("atom.global.add.u32") == 1 and "membar" not in text and "fence" not in text
+        assert text.count("st.relaxed.gpu.global.u64") == 4  # slot and state, in each of the two paths
+        assert text.count("atom.global.add.u64") == 1 and "membar" not in text and "fence" not in text
+        assert "ld.relaxed.gpu.global.u32" not in text and "st.relaxed.gpu.global.u32" not in text

@@ -89,15 +89,22 @@ ONE_LAUNCH: tuple[str, ...] = ("onepass", "v9")  # the whole sum in one launch, 
 # recorded sweep (data/bench_sweep.json) is what shows the outcome.
 # Up to V9_ONE_BLOCK_MAX_N floats (64 KiB), one block: no ticket, no slots, nothing to wait for.
 V9_ONE_BLOCK_MAX_N = 2**14
-# L2-resident inputs: at most this many blocks, so that warp 0 of the last block collects every
-# slot in one pass of 4 loads per lane with no block barrier (reduce_v9.cu); 512 threads a block,
-# 1024 once 512 would need more than V9_L2_ROUNDS rounds of loads.
-V9_WARP_SLOTS = 128
-V9_L2_BLOCKS: tuple[int, int] = (512, 1024)
+# Warp 0 of the last block collects up to this many slots in one pass, 8 loads per lane, with no
+# block barrier (reduce_v9.cu); a larger grid makes the whole last block collect them.
+V9_WARP_SLOTS = 256
+# L2-resident inputs up to V9_ONE_ROUND_MAX_N floats: one round of loads per thread in blocks of
+# V9_L2_BLOCKS[0] threads, up to V9_WARP_SLOTS blocks; beyond, V9_L2_BLOCKS[1] threads
+# (V9_L2_BLOCKS[2] once V9_L2_BLOCKS[1] would need more than V9_L2_ROUNDS rounds) and at most
+# V9_L2_MAX_BLOCKS blocks (scripts/gpu/floor_probe.py, docs/probes/v9_round4.md).
+V9_ONE_ROUND_MAX_N = 2**20
+V9_L2_BLOCKS: tuple[int, int, int] = (256, 512, 1024)
 V9_L2_ROUNDS = 2
-# Inputs in HBM: 1024 threads, at most this many waves of resident blocks, and about this many loop
-# iterations per block before a second wave pays off. CUB's DeviceReduce sizes its grid the same
-# way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
+V9_L2_MAX_BLOCKS = 128
+# Inputs in HBM: 1024 threads; V9_L2_MAX_BLOCKS blocks while one wave of resident blocks would do
+# (up to about 2^27 floats: the stream is long enough to need no second wave, and 128 blocks keep
+# HBM as busy as 264 while warp 0 collects their slots), then whole waves of resident blocks, at
+# most this many, with about this many loop iterations per block before another wave pays off. CUB's
+# DeviceReduce sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
 V9_HBM_BLOCK = 1024
 V9_MAX_WAVES = 5
 V9_ITERATIONS_PER_WAVE = 32
@@ -204,9 +211,10 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
     onepass): min(ceil(n / tile), resident_blocks), where ``resident_blocks`` is how many blocks fit
     on the GPU at once (:func:`resident_blocks`; required for those versions). v9 also reads the
     GPU's ``l2_bytes`` (None: the H200's, :data:`MACHINE_L2_BYTES`, as the machine sizes grids):
-    one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input as few rounds of loads per
-    thread as at most :data:`V9_WARP_SLOTS` blocks allow; an input in HBM whole waves of resident
-    blocks (:func:`v9_waves`).
+    one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input up to :data:`V9_WARP_SLOTS`
+    blocks up to :data:`V9_ONE_ROUND_MAX_N` floats, then as few rounds as :data:`V9_L2_MAX_BLOCKS`
+    blocks allow; an input in HBM :data:`V9_L2_MAX_BLOCKS` blocks while one wave would do, then
+    whole waves of resident blocks (:func:`v9_waves`).
     Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
@@ -222,8 +230,12 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
             if n <= V9_ONE_BLOCK_MAX_N:
                 return 1
             if not v9_streams(n, int(l2)):
-                return max(1, min(tiles, V9_WARP_SLOTS, int(resident_blocks)))
-            return max(1, min(tiles, v9_waves(tiles, int(resident_blocks)) * int(resident_blocks)))
+                cap = V9_WARP_SLOTS if n <= V9_ONE_ROUND_MAX_N else V9_L2_MAX_BLOCKS
+                return max(1, min(tiles, cap, int(resident_blocks)))
+            waves = v9_waves(tiles, int(resident_blocks))
+            if waves == 1:
+                return max(1, min(tiles, V9_L2_MAX_BLOCKS, int(resident_blocks)))
+            return max(1, min(tiles, waves * int(resident_blocks)))
         return max(1, min(tiles, int(resident_blocks)))
     if tiles > MAX_GRID:
         raise ValueError(f"n={n} needs {tiles} blocks of {version} with block={block}, more than "
@@ -254,8 +266,9 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
 
     * up to :data:`V9_ONE_BLOCK_MAX_N` floats: one block of about n / 16 threads (128 .. 512), so
       that every thread issues its 4 float4 loads at once (2 for the smallest inputs);
-    * an L2-resident input: 512 threads and 4 float4 a round (1024 threads once 512 would need more
-      than :data:`V9_L2_ROUNDS` rounds under the :data:`V9_WARP_SLOTS` grid cap);
+    * an L2-resident input: 4 float4 a round; 256 threads up to :data:`V9_ONE_ROUND_MAX_N` floats
+      (one round, at most :data:`V9_WARP_SLOTS` blocks), then 512 (1024 once 512 would need more than
+      :data:`V9_L2_ROUNDS` rounds under the :data:`V9_L2_MAX_BLOCKS` grid cap);
     * an input in HBM: :data:`V9_HBM_BLOCK` threads, 4 float4 a round, evict-first loads.
     """
     n = check_n(n)
@@ -265,9 +278,11 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
         unroll = min(DEFAULT_UNROLL, 1 << max(0, (vectors // block).bit_length() - 1))
         return V9Launch(block, unroll, False)
     if not v9_streams(n, l2_bytes):
-        small, large = V9_L2_BLOCKS
-        one_round = V9_WARP_SLOTS * tile_size("v9", small, DEFAULT_UNROLL)
-        return V9Launch(small if n <= V9_L2_ROUNDS * one_round else large, DEFAULT_UNROLL, False)
+        small, medium, large = V9_L2_BLOCKS
+        if n <= V9_ONE_ROUND_MAX_N:
+            return V9Launch(small, DEFAULT_UNROLL, False)
+        one_round = V9_L2_MAX_BLOCKS * tile_size("v9", medium, DEFAULT_UNROLL)
+        return V9Launch(medium if n <= V9_L2_ROUNDS * one_round else large, DEFAULT_UNROLL, False)
     return V9Launch(V9_HBM_BLOCK, DEFAULT_UNROLL, True)
 
 
@@ -397,7 +412,7 @@ class ReducePlan:
         if version == "v9":
             self._out = self.buffers[0]  # the sum itself: v9 keeps its partials in tagged slots
             self._slots = cupy.zeros(self.grids[0], dtype=cupy.uint64)  # {tag, value} per block
-            self._state = cupy.zeros(2, dtype=cupy.uint32)  # ticket counter, launch tag
+            self._state = cupy.zeros(1, dtype=cupy.uint64)  # {last launch's tag, tickets drawn}
 
     @property
     def launches(self) -> int:
@@ -603,7 +618,7 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
         first = go(grids[0], (x, numpy.zeros(grids[0], f32), numpy.zeros(1, numpy.uint32), numpy.zeros(1, f32), i64(n)))
         return ReduceRun(float(first.outputs[3][0]), version, block, n, grids, first.engine, (first,))
     if version == "v9":
-        first = go(grids[0], (x, numpy.zeros(grids[0], numpy.uint64), numpy.zeros(2, numpy.uint32),
+        first = go(grids[0], (x, numpy.zeros(grids[0], numpy.uint64), numpy.zeros(1, numpy.uint64),
                               numpy.zeros(1, f32), i64(n)))
         return ReduceRun(float(first.outputs[3][0]), version, block, n, grids, first.engine, (first,))
     passes = [go(grids[0], (x, numpy.zeros(grids[0], f32), i64(n)))]

@@ -125,7 +125,7 @@ def _one_block(version: str, block: int, trace: bool, grid: int = 1) -> Any:
     if version == "onepass":
         args: tuple = (x, np.zeros(grid, f32), np.zeros(1, np.uint32), np.zeros(1, f32), np.int64(n))
     elif version == "v9":
-        args = (x, np.zeros(grid, np.uint64), np.zeros(2, np.uint32), np.zeros(1, f32), np.int64(n))
+        args = (x, np.zeros(grid, np.uint64), np.zeros(1, np.uint64), np.zeros(1, f32), np.int64(n))
     else:
         args = (x, np.zeros(grid, f32), np.int64(n))
     return L.launch(spec_file, expr, grid, block, args, defines=defines, backend="emulator", trace=trace).report

@@ -14,6 +14,16 @@
 
 namespace probe {
 
+// The two 32-bit workspace words of v9 before it drew ticket and tag with one 64-bit atomic.
+__device__ __forceinline__ unsigned int load_u32(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_u32(unsigned int* p, unsigned int v) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 template <int LOADS>
 __device__ __forceinline__ float4 ld4(const float4* p) {
     float4 v;
@@ -161,7 +171,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, 
     }
     if (VARIANT < 7 && threadIdx.x == 0) {
         if constexpr (VARIANT == 0 || VARIANT == 2 || VARIANT == 3 || VARIANT == 6) ticket = atomicAdd(&state[0], 1u);
-        if constexpr (VARIANT == 0 || VARIANT == 2 || VARIANT == 3 || VARIANT == 4) tag = wr::load_u32(&state[1]) + 1u;
+        if constexpr (VARIANT == 0 || VARIANT == 2 || VARIANT == 3 || VARIANT == 4) tag = probe::load_u32(&state[1]) + 1u;
     }
     float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
     sum = wr::block_sum_in_order<BLOCK>(sum);
@@ -188,7 +198,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, 
         return;
     }
     if constexpr (VARIANT == 0 || VARIANT == 4 || VARIANT == 6) {
-        total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize>(slots, tag, threadIdx.x));
+        total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, 4>(slots, tag, threadIdx.x));
     } else if constexpr (VARIANT == 3) {
         for (unsigned int b = threadIdx.x; b < gridDim.x; b += warplab::kWarpSize)
             total += __uint_as_float(static_cast<unsigned int>(wr::load_slot(&slots[b])));
@@ -196,8 +206,8 @@ __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, 
     }
     if (threadIdx.x == 0) {
         if constexpr (VARIANT != 2) *out = total;
-        wr::store_u32(&state[0], 0u);
-        if constexpr (VARIANT != 6) wr::store_u32(&state[1], tag);
+        probe::store_u32(&state[0], 0u);
+        if constexpr (VARIANT != 6) probe::store_u32(&state[1], tag);
     }
 }
 
@@ -216,7 +226,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
             tag = static_cast<unsigned int>(old >> 32) + 1u;
         } else {
             ticket = atomicAdd(&state[0], 1u);
-            tag = wr::load_u32(&state[1]) + 1u;
+            tag = probe::load_u32(&state[1]) + 1u;
         }
     }
     float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
@@ -232,8 +242,8 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
         if constexpr (PACKED) {
             asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32) : "memory");
         } else {
-            wr::store_u32(&state[0], 0u);
-            wr::store_u32(&state[1], tag);
+            probe::store_u32(&state[0], 0u);
+            probe::store_u32(&state[1], tag);
         }
     }
 }

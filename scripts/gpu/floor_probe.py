@@ -123,7 +123,7 @@ class V9:
         self.k = mod.get_function(f"reduce_v9<{block}>")
         self.block, self.grid = block, grid
         self.out = cupy.empty(1, dtype=cupy.float32)
-        self.args = (x, cupy.zeros(grid, dtype=cupy.uint64), cupy.zeros(2, dtype=cupy.uint32), self.out,
+        self.args = (x, cupy.zeros(grid, dtype=cupy.uint64), cupy.zeros(1, dtype=cupy.uint64), self.out,
                      np.int64(x.size))
 
     def __call__(self) -> None:

@@ -28,7 +28,7 @@ NCU_N=16777216
 SAN_N=100003
 SEED_BAD_N=1000
 SEED_OK_N=1024
-V9_BIG_N=16777219   # v9 launches more than 128 blocks here (the block-wide collect)
+V9_BIG_N=268435459  # v9 launches 528 blocks here, more than 256 (the block-wide collect)
 
 step_tests() {
   # REDUCE_TESTS / TESTS_TIMEOUT narrow the step when device time is short
@@ -96,7 +96,7 @@ step_sanitizer() {
     done
   done
   echo "racecheck v4_legacy $SAN_N 0 default v4_legacy" >> "$jobs_file"   # racecheck's default report, same limit
-  for tool in memcheck racecheck synccheck; do   # v9 with more than 128 blocks: the whole last block collects
+  for tool in memcheck racecheck synccheck; do   # v9 with more than 256 blocks: the whole last block collects
     echo "$tool v9 $V9_BIG_N 0,1 all v9_many_blocks" >> "$jobs_file"
   done
   run_one() {  # tool kernel n offsets report label

@@ -58,7 +58,7 @@ class V9:
         self.k = kernel(block, unroll, stream)
         self.block, self.grid = block, grid
         self.slots = cupy.zeros(grid, dtype=cupy.uint64)
-        self.state = cupy.zeros(2, dtype=cupy.uint32)
+        self.state = cupy.zeros(1, dtype=cupy.uint64)
         self.out = cupy.empty(1, dtype=cupy.float32)
         self.args = (x, self.slots, self.state, self.out, np.int64(x.size))
 

@@ -110,11 +110,11 @@ def test_every_ladder_version_sums_exactly_and_cleanly(version):
 
 
 def test_v9_workspace_reset_is_strong() -> None:
-    # v9's slots, ticket and tag loads are strong on both sides; so is the last block's reset of the
+    # v9's slots and its ticket atomic are strong on both sides; so is the last block's reset of the
     # workspace (st.relaxed.gpu): no weak/strong pair is left, so no data race in the PTX memory
-    # model. With a plain `state[1] = tag` the machine reported one and called the sum undefined.
+    # model. With a plain store of the tag the machine reported one and called the sum undefined.
     text = kernels.source("reduce_v9")
-    assert "state[1] = " not in text and "store_u32(&state[1]" in text
+    assert "*state = " not in text and "store_state(state, " in text
     x = np.random.default_rng(5).integers(-4, 5, 3001).astype(np.float32)[1:]
     total, kinds, undefined = _full_reduction("v9", x)
     assert total == x.sum() and not kinds and not undefined

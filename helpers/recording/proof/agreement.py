@@ -12,7 +12,7 @@ machine's findings map onto the tools as:
   global memory are listed apart, as something racecheck cannot see);
 * synccheck: ``divergent_barrier``, ``deadlock``.
 
-v9 (``v9``: few slots, warp 0 collects; ``v9_many_blocks``: more than 128 slots, the whole last
+v9 (``v9``: few slots, warp 0 collects; ``v9_many_blocks``: more than 256 slots, the whole last
 block collects) runs as one launch with a fresh zero workspace per offset, as ``ReducePlan`` does;
 its grids are shrunk with n (any grid is correct) but keep the recorded paths. A race the machine
 finds in *global* memory is listed beside the verdict (``beyond``): racecheck checks shared memory
@@ -119,11 +119,11 @@ def ladder_reports(kernel_name: str, tool: str) -> tuple[list[Any], str]:
 
 
 # The recorded v9 runs (scripts/gpu/reduce.sh) -> (n, block, grid, offsets) on the machine. Recorded:
-# v9 at n = 100,003 (block 256, a grid of at most 128: warp 0 collects), offsets 0..3; v9_many_blocks
-# at n = 16,777,219 (block 1024, more than 128 blocks: the whole last block collects), offsets 0, 1.
+# v9 at n = 100,003 (block 256, 25 blocks: warp 0 collects), offsets 0..3; v9_many_blocks at
+# n = 268,435,459 (block 1024, 528 blocks, more than 256: the whole last block collects), offsets 0, 1.
 V9_RUNS: dict[str, tuple[int, int, int, tuple[int, ...]]] = {
     "v9": (LADDER_N, LADDER_BLOCK, 5, (0, 1, 2, 3)),
-    "v9_many_blocks": (129 * 64 * 4 * 4 + 7, 64, 129, (0, 1)),   # every block loads one tile, the last one ragged
+    "v9_many_blocks": (257 * 64 * 4 * 4 + 7, 64, 257, (0, 1)),   # every block loads one tile, the last one ragged
 }
 
 
@@ -136,7 +136,7 @@ def _v9_reports(name: str) -> tuple[list[Any], str]:
     reports = []
     for off in offsets:   # a fresh workspace per run, as reduce_target makes a fresh plan
         x = rand.Stream(n + off).integers(-4, 5, n + off).astype(np.float32)[off:]
-        slots, state, out = np.zeros(grid, np.uint64), np.zeros(2, np.uint32), np.zeros(1, np.float32)
+        slots, state, out = np.zeros(grid, np.uint64), np.zeros(1, np.uint64), np.zeros(1, np.float32)
         reports.append(k((grid,), (block,), (x, slots, state, out, np.int64(n))))
     return reports, f"n={n} block={block} grid={grid} offsets={','.join(map(str, offsets))}"
 

@@ -186,7 +186,7 @@ FAMILIES: tuple[Family, ...] = (
     # v9 is not a rung of the ladder (its own signature: tagged slots and a workspace).
     Family("v9", "reduce_v9", r"reduce_v9<(?P<block>\d+)>",
            (_LADDER_IN, _a("slots", "out", "uint64", "grid", "zero"),
-            _a("state", "out", "uint32", "two", "zero"), _a("out", "out", "float32", "one", "sentinel"),
+            _a("state", "out", "uint64", "one", "zero"), _a("out", "out", "float32", "one", "sentinel"),
             _a("n", "scalar", "int64")),
            "v9", "helpers.topics.reduce.ReducePlan (v9: slots and state zero at the first launch, any grid >= 1)",
            findings="v9"),
@@ -304,7 +304,7 @@ def _seed_ladder(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
 
 def _v9(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
     """reduce_v9: any grid >= 1 is correct. One block (no ticket), a few slots (warp 0 collects) and,
-    for blocks up to 256, more than 128 slots (the whole last block collects), as ReducePlan and the
+    for blocks up to 256, more than 256 slots (the whole last block collects), as ReducePlan and the
     sanitizer's v9_many_blocks run launch it; n ragged, the input off a 16-byte boundary."""
     from helpers.topics import reduce as R
 
@@ -317,8 +317,8 @@ def _v9(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
     elif kind == 1:
         grid = s.integer(2, 10)
     else:
-        grid = s.integer(129, 140)
-    return {"grid": (grid, 1, 1), "block": (block, 1, 1), "sizes": {"n": n, "grid": grid, "two": 2, "one": 1},
+        grid = s.integer(257, 268)
+    return {"grid": (grid, 1, 1), "block": (block, 1, 1), "sizes": {"n": n, "grid": grid, "one": 1},
             "scalars": {"n": n}, "offset": s.integer(0, 4)}
 
 
