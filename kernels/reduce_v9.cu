@@ -29,13 +29,13 @@
 // (st.relaxed.gpu), so the next launch on the same stream tags with tag + 1, and no access to the
 // workspace is a data race in the PTX memory model.
 // The dispatcher (helpers/topics/reduce.py: v9_launch, grid_size) sizes the launch from
-// measurements: up to 2^14 floats one block (no ticket, no slots); below the L2's size one round
-// of REDUCE_UNROLL loads per thread in blocks of 256 up to 2^20 floats, then 512 (1024 from 2^22)
-// with at most 128 blocks; above it, 128 blocks of 1024 stream from HBM with evict-first loads
-// (-DREDUCE_STREAM=1: __ldcs; each byte is read once per call, so its line is the first the L2
-// gives up, instead of displacing other data), and more waves of resident blocks from 2^28.
+// measurements: up to 2^14 floats one block (no ticket, no slots); in the L2 one round of loads per
+// thread in blocks of 256 up to 2^20 floats, then 512 (1024 from 2^22), at most 128 blocks; from
+// HBM 128 blocks of 1024 while one wave would do (more waves from 2^27 on the H200), evict-first
+// loads (-DREDUCE_STREAM=1: __ldcs; each byte is read once per call, so its line is the first the
+// L2 gives up, instead of displacing other data).
 // Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
-// memory system. At large n the loads run at 94 to 95 % of the HBM3e datasheet's 4.8 TB/s, where
+// memory system. At large n the loads run at 96 to 97 % of the HBM3e datasheet's 4.8 TB/s, where
 // cupy.sum (CUB) runs too; at n = 2^20 the combine across blocks (ticket, publish, poll) still
 // costs about 0.7 us on top of the loads and the block tree (scripts/gpu/floor_probe.py).
 //
