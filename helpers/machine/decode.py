@@ -1153,7 +1153,7 @@ def _selp(ins: Instr, fn):
             a, da = ra(G)
             b, db = rb(G)
             c, dc = rc(G)
-            v = np.where(c, a, b).astype(NP[t])
+            v = np.where(c, a, b).astype(NP[t], copy=False)
             if da is True and db is True:
                 d = dc
             else:  # defined where the predicate is and the chosen operand is
@@ -1420,6 +1420,11 @@ def _st(ins: Instr, fn):
 
         def run(G):
             av, ad = addr(G)
+            if vec == 1:     # (threads, 1) views: store reads them only
+                v, dv = rs[0](G)
+                ctx.store(G, ins, space, av, ad, t, 1, np.asarray(_bcast(v, G), NP[t])[:, None],
+                          defined_per_thread(dv, G.n)[:, None])
+                return
             vs, ds = [], []
             for r in rs:
                 v, dv = r(G)

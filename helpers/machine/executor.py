@@ -1375,11 +1375,11 @@ class Launch:
         view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
         # changed for a racing access: see store
         chg = (view[sl] != new) | (dview[sl] != ONES[4])
-        words = None
-        if not (sp.W.empty and sp.R1.empty and sp.R2.empty):
-            words = run if isinstance(run, np.ndarray) else np.arange(run, run + n)
+        # the run's word indices, made only when a record of an earlier access is there
+        words = run if isinstance(run, np.ndarray) else None
         present = self._present(sp.W, sl)
         if present is not None:
+            words = np.arange(run, run + n) if words is None else words
             hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
             if hit is not None:
                 d[hit[0][chg[hit[0]]]] = False
@@ -1387,6 +1387,7 @@ class Launch:
             present = self._present(R, sl)
             if present is None:
                 continue
+            words = np.arange(run, run + n) if words is None else words
             self._war(sp, ins, R, tids, None, words, present, chg)
         self._put(sp.W, sl, tids, ins.index, None)
         sp.w_chg[sl] = chg
