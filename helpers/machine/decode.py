@@ -3,8 +3,9 @@
 Each instruction is decoded once per function into a *maker*; binding a maker to a launch
 (:class:`helpers.machine.executor.Launch`) gives an :class:`Op` whose ``run(G)`` executes the
 instruction for the threads of group ``G`` together. Registers are per-thread arrays over every
-thread of the launch, each with a parallel *defined* array; a result is defined only where every
-operand it depends on is defined (and the thread's control flow is).
+thread of the launch, each with a parallel *defined* array (or, while every thread holds a defined
+value, one value or an affine rule of the thread's place: :mod:`helpers.machine.registers`); a
+result is defined only where every operand it depends on is defined (and the thread's control flow is).
 
 Semantics are those of the PTX ISA (8.x numbering): 9.7.1 integer arithmetic, 9.7.2 extended
 precision, 9.7.3/9.7.4 floating point (single/double), 9.7.6 comparison and selection (setp, selp),

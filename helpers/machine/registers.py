@@ -56,8 +56,9 @@ class Affine:
         return (self.cta & m == 0 or self.ncta == 1) and (self.loc & m == 0 or self.tpc == 1)
 
     def within(self, lo: int, hi: int) -> Optional["Affine"]:
-        """The same low bits as integers that all lie in [lo, hi], or None when there are none such
-        (the steps taken modulo 2**bits nearest zero, then the base moved by a multiple of 2**bits)."""
+        """The same low bits as integers that all lie in [lo, hi]: the steps taken modulo 2**bits
+        nearest zero, the base moved by a multiple of 2**bits; None when the rule then spans more
+        than [lo, hi] (the caller takes per-thread values: this answer is exact, not complete)."""
         m = 1 << self.bits
         h = m >> 1
         r = replace(self, base=self.base % m, cta=(self.cta + h) % m - h, loc=(self.loc + h) % m - h)
