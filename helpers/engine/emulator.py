@@ -267,7 +267,18 @@ def gather(a: np.ndarray, j: np.ndarray) -> np.ndarray:
     """``a[w, j[w, l]]`` for every warp w and lane l of (n_warps, 32) arrays; ``j`` may also be one
     row, shaped (1, 32), of lanes that every warp reads."""
     if j.shape[0] == 1:
-        return np.take(a, j[0], axis=1)   # C-ordered, unlike a[:, j[0]]
+        row = j[0]
+        if a.shape[0] >= 256:
+            # a few runs of consecutive source lanes (shfl down or up, xor by 8 or 16): one strided
+            # copy per run, a third of the cost of a gather of every element
+            cuts = np.flatnonzero(row[1:] != row[:-1] + 1) + 1
+            if cuts.size < 4:
+                out = np.empty(a.shape, a.dtype)
+                for lo, hi in zip((0, *cuts.tolist()), (*cuts.tolist(), row.size)):
+                    src = int(row[lo])
+                    out[:, lo:hi] = a[:, src:src + hi - lo]
+                return out
+        return np.take(a, row, axis=1)   # C-ordered, unlike a[:, j[0]]
     rows = np.arange(0, a.size, LANES, dtype=np.int64)[:, None]
     return np.ascontiguousarray(a).reshape(-1)[(j + rows).reshape(-1)].reshape(a.shape)
 

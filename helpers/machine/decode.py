@@ -3,8 +3,9 @@
 Each instruction is decoded once per function into a *maker*; binding a maker to a launch
 (:class:`helpers.machine.executor.Launch`) gives an :class:`Op` whose ``run(G)`` executes the
 instruction for the threads of group ``G`` together. Registers are per-thread arrays over every
-thread of the launch, each with a parallel *defined* array; a result is defined only where every
-operand it depends on is defined (and the thread's control flow is).
+thread of the launch, each with a parallel *defined* array (or, while every thread holds a defined
+value, one value or an affine rule of the thread's place: :mod:`helpers.machine.registers`); a
+result is defined only where every operand it depends on is defined (and the thread's control flow is).
 
 Semantics are those of the PTX ISA (8.x numbering): 9.7.1 integer arithmetic, 9.7.2 extended
 precision, 9.7.3/9.7.4 floating point (single/double), 9.7.6 comparison and selection (setp, selp),
@@ -23,6 +24,7 @@ import numpy as np
 
 from helpers.machine import values as V
 from helpers.machine.ptx import Addr, Imm, Instr, Pair, Reg, Sym, Vec, type_size
+from helpers.machine.registers import Affine
 from helpers.machine.report import UnsupportedInstruction
 
 NP = {"b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint16, "u16": np.uint16, "s16": np.int16,
@@ -115,8 +117,10 @@ def imm_value(v, t: str):
     return np.array(v & ((1 << (8 * dt.itemsize)) - 1), UINT[dt.itemsize]).view(dt)[()]
 
 
-def reader(ctx, op, t: str) -> Callable:
-    """A function G -> (values as type t, defined) for a source operand."""
+def reader(ctx, op, t: str, affine: bool = False) -> Callable:
+    """A function G -> (values as type t, defined) for a source operand. ``affine``: when G is every
+    thread, a register or special register whose values follow an :class:`Affine` rule may come
+    back as that rule (of t's width), which the caller then handles; otherwise always values."""
     dt = np.dtype(NP[t])
     if isinstance(op, Imm):
         val = imm_value(op.value, t)
@@ -140,6 +144,10 @@ def reader(ctx, op, t: str) -> Callable:
             if name.split(".")[0] in UNIFORM_SPECIALS:
                 def get(G):
                     return ctx.special(name)[0], True
+            elif affine:
+                def get(G):
+                    rule = ctx.special_affine(name) if G.full else None
+                    return (rule, True) if rule is not None else (G.take(ctx.special(name)), True)
             else:
                 def get(G):
                     return G.take(ctx.special(name)), True
@@ -147,7 +155,7 @@ def reader(ctx, op, t: str) -> Callable:
             if op.name not in ctx.regs:
                 raise Unsupported(f"register {op.name} is not declared")
             st = ctx.regs.dtype[op.name]
-            get = ctx.regs.reader(op.name)
+            get = ctx.regs.reader(op.name, affine)
         if t == "pred":
             if st != np.bool_:
                 raise Unsupported(f"{op.name} is not a predicate")
@@ -166,13 +174,15 @@ def reader(ctx, op, t: str) -> Callable:
 
             def same(G):
                 v, d = get(G)
-                return v.view(dt), d
+                return (v if type(v) is Affine else v.view(dt)), d
             return same
         if sr > ts:
             nar = UINT[ts]
 
             def low(G):
                 v, d = get(G)
+                if type(v) is Affine:    # the low bits (PTX ISA 6.4)
+                    return v.width(8 * ts), d
                 return v.astype(nar).view(dt), d
             return low
         # a narrower register as a wider type: PTX allows it for integer sources (zero/sign extension)
@@ -181,6 +191,11 @@ def reader(ctx, op, t: str) -> Callable:
 
             def extended(G):
                 v, d = get(G)
+                if type(v) is Affine:
+                    rule = v.signed() if dt.kind == "i" else v.unsigned()
+                    if rule is not None:
+                        return rule.width(8 * ts), d
+                    v = v.array()    # G is every thread
                 return v.view(src_t).astype(dt), d
             return extended
         raise Unsupported(f"{op.name} ({8 * sr} bits) is too narrow for .{t}")
@@ -222,6 +237,9 @@ def writer(ctx, op, t: str) -> Callable:
                 write(name, G, v, defined(G, d), _made(v) if made is None else made)
         else:
             def w(G, v, d, made=None):
+                if type(v) is Affine:    # the same bits
+                    write(name, G, v, defined(G, d))
+                    return
                 made = (_made(v) if made is None else made) and v.dtype == dt
                 write(name, G, (v if made else np.asarray(v, dt)).view(st), defined(G, d), made)
         return w
@@ -231,11 +249,23 @@ def writer(ctx, op, t: str) -> Callable:
             wide_s = SINT[sr]
 
             def w(G, v, d, made=None):
+                if type(v) is Affine:     # sign-extended (PTX ISA 6.4): exact while it is in range
+                    rule = v.signed()
+                    if rule is not None:
+                        write(name, G, rule.width(8 * sr), defined(G, d))
+                        return
+                    v = v.array().view(dt)
                 write(name, G, np.asarray(v, dt).astype(wide_s).view(wide_u), defined(G, d), True)
         else:
             nar = UINT[ts]
 
             def w(G, v, d, made=None):
+                if type(v) is Affine:     # zero-extended (PTX ISA 6.4): exact while it is in range
+                    rule = v.unsigned()
+                    if rule is not None:
+                        write(name, G, rule.width(8 * sr), defined(G, d))
+                        return
+                    v = v.array().view(dt)
                 write(name, G, np.asarray(v, dt).view(nar).astype(wide_u), defined(G, d), True)
         return w
     raise Unsupported(f"{name} ({8 * sr} bits) is too narrow for a .{t} result")
@@ -288,25 +318,43 @@ def _same_operands(ins: Instr) -> bool:
 
 
 def _simple(ins: Instr, t_dst: str, t_srcs: list[str], compute: Callable, defined: Optional[Callable] = None,
-            constant: bool = False):
+            constant: bool = False, affine: Optional[Callable] = None):
     """d = compute(*sources) elementwise; optional defined(d_value, *source values) -> extra mask.
-    ``constant``: the result does not depend on the operands' values (always defined)."""
+    ``constant``: the result does not depend on the operands' values (always defined). ``affine``:
+    the same instruction on operands of which some are :class:`Affine` rules and the others one
+    value each (every thread), giving a rule or one value, or None where it cannot (the operands
+    are then read again as per-thread values, which gives their registers arrays from then on, and
+    ``compute`` runs)."""
     def build(ctx):
         w = writer(ctx, ins.operands[0], t_dst)
-        rs = [reader(ctx, o, t) for o, t in zip(ins.operands[1:], t_srcs)]
+        rs = [reader(ctx, o, t, affine is not None) for o, t in zip(ins.operands[1:], t_srcs)]
+        plain = [reader(ctx, o, t) for o, t in zip(ins.operands[1:], t_srcs)] if affine is not None else rs
         n = len(rs)
         if n == 1:
-            r0 = rs[0]
+            r0, p0 = rs[0], plain[0]
 
             def run(G):
                 a, da = r0(G)
+                if type(a) is Affine:
+                    v = affine(a)
+                    if v is not None:
+                        w(G, v, da)
+                        return
+                    a, da = p0(G)
                 w(G, compute(a), da)
         elif n == 2:
             r0, r1 = rs
+            p0, p1 = plain
 
             def run(G):
                 a, da = r0(G)
                 b, db = r1(G)
+                if type(a) is Affine or type(b) is Affine:
+                    v = affine(a, b)
+                    if v is not None:
+                        w(G, v, both(da, db))
+                        return
+                    (a, da), (b, db) = p0(G), p1(G)
                 if constant:
                     w(G, compute(a, b), True)
                 elif defined is None:
@@ -317,11 +365,104 @@ def _simple(ins: Instr, t_dst: str, t_srcs: list[str], compute: Callable, define
         else:
             def run(G):
                 vals = [r(G) for r in rs]
+                if any(type(v) is Affine for v, _ in vals):
+                    v = affine(*[v for v, _ in vals])
+                    if v is not None:
+                        w(G, v, both(*[d for _, d in vals]))
+                        return
+                    vals = [r(G) for r in plain]
                 w(G, compute(*[v for v, _ in vals]), both(*[d for _, d in vals]))
         return Op(ALU, ins, run)
     if len(ins.operands) != len(t_srcs) + 1:
         raise Unsupported(f"expected {len(t_srcs) + 1} operands")
     return _late(ins, build)
+
+
+# Integer arithmetic on Affine rules: what _simple's ``affine`` hooks compute. Each takes operands
+# that are rules or one value for every thread and gives a rule, one value, or None where the result
+# is no rule (a product of two rules) or the rule cannot be shown exact (a comparison, division or
+# widening of values that do not all lie in one range of the type).
+
+def _linear(x) -> "Affine | int | None":
+    """An integer operand as a rule or one integer (its value as its type reads it: signed for .s
+    types); None for per-thread values."""
+    if type(x) is Affine:
+        return x
+    return int(x) if np.ndim(x) == 0 else None
+
+
+def _affine_sum(a, b, sign: int = 1) -> Optional[Affine]:
+    """``a + sign * b`` (add, sub: the low bits, PTX ISA 9.7.1.1/2)."""
+    x, y = _linear(a), _linear(b)
+    if x is None or y is None:
+        return None
+    y = y.times(sign) if type(y) is Affine else sign * y
+    return x.plus(y) if type(x) is Affine else y.plus(x)
+
+
+def _affine_product(a, b) -> Optional[Affine]:
+    """``a * b`` (mul.lo: the low bits, PTX ISA 9.7.1.3) of a rule and one integer."""
+    x, y = _linear(a), _linear(b)
+    if type(x) is Affine and type(y) is int:
+        return x.times(y)
+    if type(y) is Affine and type(x) is int:
+        return y.times(x)
+    return None
+
+
+def _affine_wide(a, b, signed: bool) -> Optional[Affine]:
+    """mul.wide (PTX ISA 9.7.1.3): the operands as integers of their type, their whole product in a
+    rule twice as wide; None when a rule's values do not all lie in the type's range."""
+    x, y = _linear(a), _linear(b)
+    x, y = ((v.signed() if signed else v.unsigned()) if type(v) is Affine else v for v in (x, y))
+    p = None if x is None or y is None else _affine_product(x, y)
+    return None if p is None else p.width(2 * p.bits)
+
+
+def _affine_shl(a, b, bits: int) -> Optional[Affine]:
+    """shl (PTX ISA 9.7.7.7) of a rule by one amount; amounts past the width shift every bit out."""
+    x, n = _linear(a), _linear(b)
+    if type(x) is not Affine or type(n) is not int:
+        return None
+    return x.times(1 << min(n, bits))
+
+
+def _affine_divide(a, b, t: str, rem: bool):
+    """div or rem (PTX ISA 9.7.1.7/8) of a rule by one positive integer when every thread's dividend
+    (an integer of type t) lies in one [k * b, (k + 1) * b) with k >= 0: the quotient is k in every
+    thread (one value), the remainder the rule less k * b (truncation is floor division there)."""
+    x, c = _linear(a), _linear(b)
+    if type(x) is not Affine or type(c) is not int or c <= 0:
+        return None
+    x = x.signed() if t.startswith("s") else x.unsigned()
+    if x is None:
+        return None
+    lo, hi = x.span
+    k = lo // c
+    if lo < 0 or hi >= (k + 1) * c:
+        return None
+    return x.plus(-k * c) if rem else NP[t](k)
+
+
+def _affine_compare(cmp: str, signed: bool, a, b) -> Optional[np.bool_]:
+    """An integer setp comparison (PTX ISA 9.7.6.1) of rules and values that has one outcome in
+    every thread, as that one value; None when it may differ between threads. ``signed``: how the
+    comparison reads the operands."""
+    x, y = _linear(a), _linear(b)
+    if x is None or y is None:
+        return None
+    x, y = ((v.signed() if signed else v.unsigned()) if type(v) is Affine else v for v in (x, y))
+    if x is None or y is None:
+        return None
+    diff = x.plus(y.times(-1) if type(y) is Affine else -y) if type(x) is Affine else y.times(-1).plus(x)
+    lo, hi = diff.span
+    yes, no = {"eq": (lo == hi == 0, hi < 0 or lo > 0), "ne": (hi < 0 or lo > 0, lo == hi == 0),
+               "lt": (hi < 0, lo >= 0), "le": (hi <= 0, lo > 0), "gt": (lo > 0, hi <= 0),
+               "ge": (lo >= 0, hi < 0)}[_ORDER.get(cmp, cmp)]
+    return np.bool_(True) if yes else np.bool_(False) if no else None
+
+
+_ORDER = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}   # the unsigned comparisons
 
 
 def _bcast(v, G):
@@ -370,8 +511,9 @@ def _add(ins: Instr, fn):
             return np.clip(r, -2**31, 2**31 - 1).astype(np.int32)
         return _simple(ins, t, [t, t], f)
     if sub:
-        return _simple(ins, t, [t, t], lambda a, b: np.subtract(a, b, dtype=NP[t]), constant=_same_operands(ins))
-    return _simple(ins, t, [t, t], lambda a, b: np.add(a, b, dtype=NP[t]))
+        return _simple(ins, t, [t, t], lambda a, b: np.subtract(a, b, dtype=NP[t]), constant=_same_operands(ins),
+                       affine=lambda a, b: _affine_sum(a, b, -1))
+    return _simple(ins, t, [t, t], lambda a, b: np.add(a, b, dtype=NP[t]), affine=_affine_sum)
 
 
 def _wide(t: str) -> str:
@@ -405,10 +547,11 @@ def _mul(ins: Instr, fn):
         return _float_binary(ins, t, mods, "mul")
     if "wide" in mods:
         wt = _wide(t)
-        return _simple(ins, wt, [t, t], lambda a, b: np.multiply(np.asarray(a).astype(NP[wt]), np.asarray(b).astype(NP[wt]), dtype=NP[wt]))
+        return _simple(ins, wt, [t, t], lambda a, b: np.multiply(np.asarray(a).astype(NP[wt]), np.asarray(b).astype(NP[wt]), dtype=NP[wt]),
+                       affine=lambda a, b: _affine_wide(a, b, t.startswith("s")))
     if "hi" in mods:
         return _simple(ins, t, [t, t], lambda a, b: _mul_hi(a, b, t))
-    return _simple(ins, t, [t, t], lambda a, b: np.multiply(a, b, dtype=NP[t]))
+    return _simple(ins, t, [t, t], lambda a, b: np.multiply(a, b, dtype=NP[t]), affine=_affine_product)
 
 
 @maker("mad")
@@ -426,7 +569,13 @@ def _mad(ins: Instr, fn):
         if "sat" in mods:
             raise Unsupported("mad.hi.sat is not implemented")
         return _simple(ins, t, [t, t, t], lambda a, b, c: np.add(_mul_hi(a, b, t), c, dtype=NP[t]))
-    return _simple(ins, t, [t, t, t], lambda a, b, c: np.add(np.multiply(a, b, dtype=NP[t]), c, dtype=NP[t]))
+    def affine(a, b, c):
+        p = _affine_product(a, b)
+        if p is None and np.ndim(a) == 0 and np.ndim(b) == 0 and type(a) is not Affine and type(b) is not Affine:
+            p = int(np.multiply(a, b, dtype=NP[t]))    # one value times one value: c is the rule
+        return None if p is None else _affine_sum(p, c)
+    return _simple(ins, t, [t, t, t], lambda a, b, c: np.add(np.multiply(a, b, dtype=NP[t]), c, dtype=NP[t]),
+                   affine=affine)
 
 
 @maker("div", "rem")
@@ -444,7 +593,8 @@ def _div(ins: Instr, fn):
         a, b = np.broadcast_arrays(np.asarray(a, NP[t]), np.asarray(b, NP[t]))
         q, zero = f(a, b, signed)
         return q, ~zero  # PTX: division by zero gives an unspecified value: undefined
-    return _simple(ins, t, [t, t], compute, defined=True)
+    return _simple(ins, t, [t, t], compute, defined=True,
+                   affine=lambda a, b: _affine_divide(a, b, t, ins.opcode == "rem"))
 
 
 @maker("abs", "neg")
@@ -586,6 +736,8 @@ def _shift(ins: Instr, fn):
         ua = a.astype(np.uint64)
         r = np.where(amt >= bits, np.uint64(0), ua >> np.minimum(amt, np.uint64(bits - 1)))
         return np.asarray(r).astype(dt)
+    if ins.opcode == "shl":
+        return _simple(ins, t, [t, "u32"], f, affine=lambda a, b: _affine_shl(a, b, bits))
     return _simple(ins, t, [t, "u32"], f)
 
 
@@ -938,18 +1090,35 @@ def _setp(ins: Instr, fn):
     boolop = next((m for m in mods[1:] if m in ("and", "or", "xor")), None)
     f = _compare(cmp, t, "ftz" in mods)
     comb = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+    dt = np.dtype(NP[t])
+    # integer comparisons read the operands as unsigned for lo/ls/hi/hs and the orders of .b types
+    signed = dt.kind == "i" and cmp not in _ORDER
+    by_rule = dt.kind in "iu" and boolop is None and cmp in ("eq", "ne", "lt", "le", "gt", "ge", *_ORDER)
 
     def build(ctx):
         dst = ins.operands[0]
         p_op, q_op = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, None)
         wp = writer(ctx, p_op, "pred")
         wq = writer(ctx, q_op, "pred") if q_op is not None else None
-        ra, rb = reader(ctx, ins.operands[1], t), reader(ctx, ins.operands[2], t)
+        ra, rb = reader(ctx, ins.operands[1], t, by_rule), reader(ctx, ins.operands[2], t, by_rule)
+        pa, pb = (reader(ctx, ins.operands[1], t), reader(ctx, ins.operands[2], t)) if by_rule else (ra, rb)
         rc = reader(ctx, ins.operands[3], "pred") if boolop else None
+        as_read = dt if signed else np.dtype(UINT[dt.itemsize])
 
         def run(G):
             a, da = ra(G)
             b, db = rb(G)
+            if type(a) is Affine or type(b) is Affine:
+                # one value of either side as the comparison reads it (a rule is read so by
+                # _affine_compare)
+                r = _affine_compare(cmp, signed, *(v if type(v) is Affine else
+                                                   np.asarray(v, dt).view(as_read)[()] for v in (a, b)))
+                if r is not None:
+                    wp(G, r, both(da, db))
+                    if wq is not None:
+                        wq(G, ~r, both(da, db))
+                    return
+                (a, da), (b, db) = pa(G), pb(G)
             r = f(a, b)
             d = both(da, db)
             dq = d
@@ -985,7 +1154,7 @@ def _selp(ins: Instr, fn):
             a, da = ra(G)
             b, db = rb(G)
             c, dc = rc(G)
-            v = np.where(c, a, b).astype(NP[t])
+            v = np.where(c, a, b).astype(NP[t], copy=False)
             if da is True and db is True:
                 d = dc
             else:  # defined where the predicate is and the chosen operand is
@@ -1044,7 +1213,7 @@ def _mov(ins: Instr, fn):
                 for i, w in enumerate(ws):
                     w(G, (v >> wide(8 * es * i)).astype(narrow), dv)
             return Op(ALU, ins, run)
-        r = reader(ctx, a, t)
+        r = reader(ctx, a, t, affine=True)     # a rule is copied as it is
         w = writer(ctx, d, t)
 
         def run(G):
@@ -1089,7 +1258,15 @@ def _cvt(ins: Instr, fn):
     frnd = next((m for m in flags if m in ROUND_F), None)
 
     if not d_float and not s_float:
-        return _simple(ins, dt_, [st], lambda a: _int_convert(a, st, dt_, use_sat))
+        def affine(a):
+            # PTX ISA 9.7.9.21: narrowing keeps the low bits; widening sign-extends a signed source
+            # and zero-extends an unsigned one (exact while the rule's values lie in its range)
+            bits = 8 * type_size(dt_)
+            if bits <= a.bits:
+                return None if use_sat else a.width(bits)
+            wide = a.signed() if st.startswith("s") else a.unsigned()
+            return None if wide is None or use_sat else wide.width(bits)
+        return _simple(ins, dt_, [st], lambda a: _int_convert(a, st, dt_, use_sat), affine=affine)
     if d_float and not s_float:  # integer -> float, rounded
         mode = frnd or "rn"
         big = np.dtype(fs).itemsize == 8 or (np.dtype(fs).itemsize == 4 and fd == np.float16)
@@ -1150,11 +1327,14 @@ def _cvta(ins: Instr, fn):
     def build(ctx):
         window = ctx.window(space)
         w = writer(ctx, ins.operands[0], t)
-        r = reader(ctx, ins.operands[1], t)
+        r = reader(ctx, ins.operands[1], t, affine=True)
         off = NP[t](window)
 
         def run(G):
             v, dv = r(G)
+            if type(v) is Affine:
+                w(G, v.plus(-window if to else window), dv)
+                return
             out = np.subtract(v, off, dtype=NP[t]) if to else np.add(v, off, dtype=NP[t])
             w(G, out, dv)
         return Op(ALU, ins, run)
@@ -1241,6 +1421,11 @@ def _st(ins: Instr, fn):
 
         def run(G):
             av, ad = addr(G)
+            if vec == 1:     # (threads, 1) views: store reads them only
+                v, dv = rs[0](G)
+                ctx.store(G, ins, space, av, ad, t, 1, np.asarray(_bcast(v, G), NP[t])[:, None],
+                          defined_per_thread(dv, G.n)[:, None])
+                return
             vs, ds = [], []
             for r in rs:
                 v, dv = r(G)

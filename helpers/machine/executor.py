@@ -51,7 +51,7 @@ from helpers.machine import decode as dec
 from helpers.machine import memory as mem
 from helpers.machine.memory import BYTES, CLK, EP, NREC, PC, REL, TID
 from helpers.machine.ptx import Addr, Function, Module, Reg, Sym, type_size
-from helpers.machine.registers import Registers
+from helpers.machine.registers import Affine, Registers
 from helpers.machine.report import Counters, Finding, MachineError, Report, UnsupportedInstruction
 from helpers.machine.warpsync import BadOperand
 
@@ -291,6 +291,7 @@ class Launch:
         self.exists = (self.arange[:self.T] % TPC) < B
         self.all_exist = B == TPC
         self._special: dict[str, np.ndarray] = {}
+        self._special_rules: dict[str, Optional[Affine]] = {}
         self._lanes_true: dict[int, np.ndarray] = {}
         self.regs.reset(self.T)
         self.status = np.zeros(self.T, np.int8)
@@ -307,7 +308,7 @@ class Launch:
         self.shape = None
         self.regs.release()
         for name in ("arange", "exists", "status", "pc", "tainted", "last_effect", "taint_until", "bar_id",
-                     "gspace", "sspace", "lspace", "_special"):
+                     "gspace", "sspace", "lspace", "_special", "_special_rules"):
             setattr(self, name, None)
 
     @property
@@ -591,6 +592,24 @@ class Launch:
         self._special[name] = arr
         return arr
 
+    def special_affine(self, name: str) -> Optional[Affine]:
+        """Special register ``name`` as an :class:`Affine` rule of every thread's place in the launch,
+        when it is exactly one for every thread slot of this shape (those of threads a partial warp
+        lacks included, so that the rule's array is :meth:`special`'s): ``%tid.x`` of a
+        one-dimensional block of whole warps, ``%ctaid.x`` of a one-dimensional grid, ``%laneid`` of
+        a block of at most one warp; else None."""
+        if name in self._special_rules:
+            return self._special_rules[name]
+        rule = None
+        if name == "%tid.x" and self.block[1] * self.block[2] == 1 and self.all_exist:
+            rule = Affine(0, 0, 1, 32, self.ncta, self.TPC)
+        elif name == "%ctaid.x" and self.grid[1] * self.grid[2] == 1:
+            rule = Affine(0, 1, 0, 32, self.ncta, self.TPC)
+        elif name == "%laneid" and self.TPC == 32:
+            rule = Affine(0, 0, 1, 32, self.ncta, self.TPC)
+        self._special_rules[name] = rule
+        return rule
+
     def symbol_address(self, name: str) -> int:
         if name not in self.syms:
             raise dec.Unsupported(f"unknown symbol {name}")
@@ -601,16 +620,23 @@ class Launch:
                 "param": mem.PARAM_WINDOW}[space]
 
     def address_reader(self, a):
+        """G -> (the addresses of an address operand as int64 (one, or one per thread of G; or, for
+        every thread, an :class:`Affine` rule of 64 bits), defined)."""
         if a.base is None:
             v = np.uint64(a.offset & (2**64 - 1))
             return lambda G: (v, True)
         if a.base_is_reg:
-            r = dec.reader(self, Reg(a.base), "u64") if self.regs.dtype[a.base].itemsize == 8 else \
-                dec.reader(self, Reg(a.base), "u32")
+            wide = self.regs.dtype[a.base].itemsize == 8
+            r = dec.reader(self, Reg(a.base), "u64" if wide else "u32", affine=True)
             off = a.offset
 
             def read(G):
                 v, d = r(G)
+                if type(v) is Affine:
+                    rule = v if wide else v.unsigned()     # a 32-bit address is zero-extended
+                    if rule is not None:
+                        return rule.width(64).plus(off), d
+                    v = v.array()
                 v = np.asarray(v)
                 a = v.view(np.int64) if v.dtype == np.uint64 else v.astype(np.int64)   # the same bits
                 return (a + off if off else a), d
@@ -721,7 +747,7 @@ class Launch:
         for the accesses that can be made; report the others (unless ``quiet``)."""
         report = (lambda *x, **k: None) if quiet else self.add_finding
         n = G.n
-        addr = dec.per_thread(np.asarray(addr).astype(np.int64, copy=False), n)
+        addr = dec.per_thread(np.asarray(_per_thread(addr)).astype(np.int64, copy=False), n)
         valid = np.ones(n, bool)
         undef = None
         if adef is not True and not adef.all():
@@ -1036,6 +1062,11 @@ class Launch:
         nbytes = es * vec
         dt = np.dtype(dec.NP[t])
         ut = dec.UINT[es]
+        if type(addr) is Affine:
+            if nbytes == 4 and not read_only and (run := self._affine_run(G, ins, space, addr)) is not None:
+                raw, d = self._load_run(G, ins, run)
+                return raw.view(dt)[:, None], d[:, None]
+            addr = _per_thread(addr)
         if np.ndim(addr) == 0 and adef is True and space in ("param", "const"):
             sp = self.pspace if space == "param" else self.cspace
             a = int(addr)
@@ -1170,6 +1201,11 @@ class Launch:
         if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
             for t in G.idx.tolist():
                 self._release(t, t // self.TPC)
+        if type(addr) is Affine:
+            if nbytes == 4 and (run := self._affine_run(G, ins, space, addr)) is not None:
+                self._store_run(G, ins, run, vals[:, 0].view(np.uint32), defs[:, 0].copy())
+                return
+            addr = _per_thread(addr)
         if nbytes == 4 and (run := self._word_run(G, ins, space, addr, adef)) is not None:
             self._store_run(G, ins, run, vals[:, 0].view(np.uint32), defs[:, 0].copy())
             return
@@ -1265,6 +1301,23 @@ class Launch:
             return None
         return ((a0 + one) >> 2) - t0 + G.idx
 
+    def _affine_run(self, G: Group, ins, space: Optional[str], addr: Affine) -> Optional[int]:
+        """:meth:`_word_run` of addresses that are a rule: the first global word when every thread of
+        the launch accesses the 4-byte word 4 bytes past the previous thread's (``addr`` steps 4
+        bytes a thread slot and, from block to block, 4 bytes a slot of the block before), all of
+        them aligned and inside one allocation, with no trace kept and no strong access; else None.
+        Nothing per thread is computed: the first and last addresses bound the run."""
+        if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or not G.full:
+            return None
+        a = addr.within(0, (1 << 63) - 1)     # as load and store read addresses: int64
+        if a is None or a.loc != 4 or (a.cta != 4 * a.tpc and a.ncta > 1):
+            return None
+        a0, a1 = a.span
+        one = self._allocation_span(a0, a1, 4)
+        if a0 & 3 or one is None:
+            return None
+        return (a0 + one) >> 2
+
     def _count_run(self, G: Group, ins, run) -> None:
         """Global requests and sectors of a word run (:meth:`_word_run`): each warp's lanes cover
         consecutive words, so its sectors are those from its first byte's to its last byte's."""
@@ -1322,11 +1375,11 @@ class Launch:
         view, dview = sp.data.view(np.uint32), sp.defined.view(np.uint32)
         # changed for a racing access: see store
         chg = (view[sl] != new) | (dview[sl] != ONES[4])
-        words = None
-        if not (sp.W.empty and sp.R1.empty and sp.R2.empty):
-            words = run if isinstance(run, np.ndarray) else np.arange(run, run + n)
+        # the run's word indices, made only when a record of an earlier access is there
+        words = run if isinstance(run, np.ndarray) else None
         present = self._present(sp.W, sl)
         if present is not None:
+            words = np.arange(run, run + n) if words is None else words
             hit = self._conflicts(sp, ins, "WAW", sp.W, tids, None, words, present)
             if hit is not None:
                 d[hit[0][chg[hit[0]]]] = False
@@ -1334,6 +1387,7 @@ class Launch:
             present = self._present(R, sl)
             if present is None:
                 continue
+            words = np.arange(run, run + n) if words is None else words
             self._war(sp, ins, R, tids, None, words, present, chg)
         self._put(sp.W, sl, tids, ins.index, None)
         sp.w_chg[sl] = chg
@@ -2215,6 +2269,12 @@ _CROSS_FIX = ("a __threadfence() before the atomic in the writing block, and one
               "each block its own element")
 _NO_ACQUIRE = (". The writing block did release its write; the reading block's acquire is missing. The Programming "
                "Guide's Memory Fence Functions example has no fence after atomicInc; PTX ISA 8.8 needs one there")
+
+
+def _per_thread(addr):
+    """Addresses as :meth:`Launch.address_reader` gives them, an :class:`Affine` rule made its int64
+    array (one per thread of the launch)."""
+    return addr.array().view(np.int64) if type(addr) is Affine else addr
 
 
 def _short_name(name: str) -> str:
