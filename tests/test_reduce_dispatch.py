@@ -145,6 +145,9 @@ def test_v9_grid_regimes() -> None:
     assert R.v9_waves(10, 264) == 1 and R.v9_waves(10**9, 264) == R.V9_MAX_WAVES
     assert not R.v9_streams(2**22, 50 * 2**20) and R.v9_streams(2**24, 50 * 2**20)
     assert R.grid_size("v9", 2**20, 256, 1056) == 256                  # None: the H200's L2
+    assert R.kernel_name("v9", 512) == "reduce_v9<512>" == R.kernel_name("v9", 512, grid=2)
+    assert R.kernel_name("v9", 512, grid=1) == "reduce_v9<512, true>"  # one block: the small instantiation
+    assert R.kernel_name("v8", 512, grid=1) == "reduce_v8<512>"
     with pytest.raises(ValueError, match=r"l2_bytes \(the GPU's L2 size\) must be an integer >= 1 or None; got 0"):
         R.grid_size("v9", 2**20, 512, 528, l2_bytes=0)
 

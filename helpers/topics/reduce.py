@@ -115,14 +115,19 @@ def uses_unroll(version: str) -> bool:
     return _SPECS[check_version(version, racy_ok=True)].vector
 
 
-def kernel_name(version: str, block: int) -> str:
-    """The template instantiation of ``version`` for ``block``, e.g. ``"reduce_v3<256>"``."""
-    return f"{_SPECS[check_version(version, racy_ok=True)].file}<{check_block(block)}>"
+def kernel_name(version: str, block: int, grid: Optional[int] = None) -> str:
+    """The template instantiation of ``version`` for ``block``, e.g. ``"reduce_v3<256>"``; for v9
+    launched with ``grid`` == 1, its one-block instantiation ``"reduce_v9<256, true>"`` (no ticket,
+    no slots, the smallest code: kernels/reduce_v9.cu)."""
+    file = _SPECS[check_version(version, racy_ok=True)].file
+    one_block = version == "v9" and grid == 1
+    return f"{file}<{check_block(block)}{', true' if one_block else ''}>"
 
 
 # {kernel file stem: name expressions}: every instantiation CI must compile (helpers.topics.registry).
 REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     **{spec.file: tuple(f"{spec.file}<{b}>" for b in BLOCKS) for spec in _SPECS.values()},
+    "reduce_v9": tuple(f"reduce_v9<{b}>" for b in BLOCKS) + tuple(f"reduce_v9<{b}, true>" for b in BLOCKS),
     "seed_reduce_v4": (f"seed_reduce_v4<{SEED_BLOCK}>",),
     "reduce_timing": ("reduce_empty", "reduce_spin"),  # launch-cost yardsticks of helpers.bench.clock
 }
@@ -316,9 +321,10 @@ def pass_grids(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks
 # Kernels (need a GPU)
 
 @functools.lru_cache(maxsize=None)
-def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL, stream: bool = False) -> Any:
+def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL, stream: bool = False,
+            grid: Optional[int] = None) -> Any:
     """The compiled ``cupy.RawKernel`` for one instantiation (module compiled once per file/unroll,
-    and for v9 per load kind: ``stream`` = evict-first loads)."""
+    and for v9 per load kind: ``stream`` = evict-first loads; ``grid`` == 1: v9's one-block kernel)."""
     from helpers.engine import kernels
 
     spec = _SPECS[check_version(version, racy_ok=True)]
@@ -326,7 +332,7 @@ def _kernel(version: str, block: int, unroll: int = DEFAULT_UNROLL, stream: bool
     if version == "v9":
         defines += (f"REDUCE_STREAM={int(stream)}",)
     mod = kernels.module(spec.file, name_expressions=REDUCE_KERNELS[spec.file], defines=defines)
-    return mod.get_function(kernel_name(version, block))
+    return mod.get_function(kernel_name(version, block, grid))
 
 
 def _require_gpu(what: str) -> None:
@@ -402,7 +408,8 @@ class ReducePlan:
         if version == "v9":
             self.buffers = [cupy.empty(1, dtype=cupy.float32)]  # v9's partials live in tagged slots
         self.stream_loads = version == "v9" and v9_streams(n, l2)
-        self._kernel = _kernel(version, block, unroll, self.stream_loads)  # the second pass: the same kernel
+        # the second pass: the same kernel; v9 (one launch) takes its one-block kernel for a grid of 1
+        self._kernel = _kernel(version, block, unroll, self.stream_loads, self.grids[0] if version == "v9" else None)
         self._second_launches = [
             ((self.grids[k],), (self.buffers[k - 1], self.buffers[k], numpy.int64(self.grids[k - 1])))
             for k in range(1, len(self.grids))]
@@ -607,7 +614,7 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
         defines = (f"REDUCE_UNROLL={unroll}",)
     if stream:
         defines += ("REDUCE_STREAM=1",)
-    expr = kernel_name(version, block)
+    expr = kernel_name(version, block, grids[0] if version == "v9" else None)
     f32, i64 = numpy.float32, numpy.int64
 
     def go(grid: int, args: tuple) -> Any:

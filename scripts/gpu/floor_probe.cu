@@ -247,3 +247,58 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
         }
     }
 }
+
+// v9 with the ticket drawn at the END (the last block to finish collects): the tag is read when a
+// block starts (ld.relaxed of the workspace word), each block publishes {tag, value}, then draws
+// its ticket with one 64-bit atomicAdd; with SPEC 1 warp 0 issues its loads of every slot beside
+// the atomic, before knowing whether it is last, so the last block's first look at the slots costs
+// no round trip after the atomic's.
+template <int BLOCK, int UNROLL, int STREAM, int K, int SPEC>
+__global__ void __launch_bounds__(BLOCK) floor_v9e(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned long long* state, float* out, long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int tag = 0;
+    if (threadIdx.x == 0) tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
+    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    const float own = __shfl_sync(0xffffffffu, sum, 0);
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    unsigned long long word[K];
+    if constexpr (SPEC) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const unsigned int b = k * warplab::kWarpSize + threadIdx.x;
+            word[k] = (b < gridDim.x && b != blockIdx.x) ? wr::load_slot(&slots[b]) : static_cast<unsigned long long>(tag) << 32;
+        }
+    }
+    unsigned int ticket = 0;
+    if (threadIdx.x == 0) ticket = static_cast<unsigned int>(atomicAdd(state, 1ull));
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    if (ticket != gridDim.x - 1) return;
+    bool ready;
+    bool first = SPEC != 0;
+    do {
+        ready = true;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const unsigned int b = k * warplab::kWarpSize + threadIdx.x;
+            if (!first || static_cast<unsigned int>(word[k] >> 32) != tag)
+                word[k] = (b < gridDim.x && b != blockIdx.x) ? wr::load_slot(&slots[b]) : static_cast<unsigned long long>(tag) << 32;
+            ready &= static_cast<unsigned int>(word[k] >> 32) == tag;
+        }
+        first = false;
+    } while (!__all_sync(0xffffffffu, ready));
+    float total = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const unsigned int b = k * warplab::kWarpSize + threadIdx.x;
+        total += b == blockIdx.x ? own : __uint_as_float(static_cast<unsigned int>(word[k]));
+    }
+    total = warplab::WarpReduceSum(total);
+    if (threadIdx.x == 0) {
+        *out = total;
+        wr::store_state(state, tag);
+    }
+}

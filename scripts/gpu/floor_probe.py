@@ -68,6 +68,10 @@ def configs(n: int, sm: int) -> list[tuple]:
                                   (512, 16384, 1)]:
             out += [("tma", b, nbytes, copies, 0), ("tma", b, nbytes, copies, 1)]
     out += [("k", *k) for k in V9K.get(n, [])]
+    out += [("e", *k) for k in V9E.get(n, [])]
+    if n in ONE_BLOCK:
+        b, u = ONE_BLOCK[n]
+        out.append(("load", b, u, 1, 0, 1))
     return out
 
 
@@ -86,11 +90,22 @@ V9K = {
     2**26: [(1024, 4, 256, 1, 0, 8), (1024, 4, 264, 1, 0, 16), (1024, 4, 128, 1, 0, 4)],
 }
 PLACEMENTS = 3
+# v9 with the ticket drawn at the end (floor_v9e): (B, U, G, STREAM, K, SPEC) per size.
+V9E = {
+    2**20: [(256, 4, 256, 0, 8, 0), (256, 4, 256, 0, 8, 1)],
+    2**24: [(1024, 4, 128, 1, 4, 0), (1024, 4, 128, 1, 4, 1)],
+    2**25: [(1024, 4, 128, 1, 4, 0), (1024, 4, 128, 1, 4, 1)],
+    2**26: [(1024, 4, 128, 1, 4, 1)],
+}
+# One block, no combine: floor_kernel<B, U, 0, 1> at grid 1 beside v9 as dispatched (B, U).
+ONE_BLOCK = {2**10: (128, 2), 2**11: (128, 4), 2**12: (256, 4), 2**13: (512, 4), 2**14: (512, 4)}
 
 
 def expr(c: tuple) -> str:
     if c[0] == "k":
         return f"floor_v9k<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>"
+    if c[0] == "e":
+        return f"floor_v9e<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>"
     if c[0] == "empty":
         return f"floor_empty<{c[1]}>"
     if c[0] == "load":
@@ -113,6 +128,8 @@ def label(c: tuple) -> str:
         return f"combine{c[5]} s{c[4]} b{c[1]} u{c[2]} g{c[3]}"
     if c[0] == "k":
         return f"v9k{'p' if c[5] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"
+    if c[0] == "e":
+        return f"v9end{'-spec' if c[6] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"
     return f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
 
 
@@ -138,7 +155,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     sm = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma", "combine", "k")}
+    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma", "combine", "k", "e")}
     names = sorted({expr(c) for c in every})
     mod = cupy.RawModule(code=SRC, options=("-std=c++17", *kernels.include_options()), name_expressions=names)
     rows = []
@@ -163,11 +180,11 @@ def main() -> None:
                 fns[key] = p
                 continue
             fn = mod.get_function(expr(c))
-            if c[0] == "k":
+            if c[0] in ("k", "e"):
                 fn = mod.get_function(expr(c))
                 for p in range(PLACEMENTS):
                     pad = cupy.empty(1 + 4099 * p, dtype=cupy.uint8)  # moves the next allocations
-                    ws = (cupy.zeros(c[3], dtype=cupy.uint64), cupy.zeros(2, dtype=cupy.uint32),
+                    ws = (cupy.zeros(c[3], dtype=cupy.uint64), cupy.zeros(1, dtype=cupy.uint64),
                           cupy.zeros(1, cupy.float32), pad)
                     a, g, b = (x, ws[0], ws[1], ws[2], np.int64(n)), c[3], c[1]
                     fn((g,), (b,), a)

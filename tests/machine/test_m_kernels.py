@@ -88,7 +88,7 @@ def _full_reduction(version, x, block=64):
         rep = k((grids[0],), (block,), (x, partials, done, out, np.int64(x.size)))
         return out[0], rep.kinds(), rep.undefined[3][0]
     if version == "v9":  # one launch: tagged {tag, value} slot per block, ticket and launch tag
-        slots, state, out = np.zeros(grids[0], np.uint64), np.zeros(2, np.uint32), np.zeros(1, np.float32)
+        slots, state, out = np.zeros(grids[0], np.uint64), np.zeros(1, np.uint64), np.zeros(1, np.float32)
         rep = k((grids[0],), (block,), (x, slots, state, out, np.int64(x.size)))
         return out[0], rep.kinds(), rep.undefined[3][0]
     src, n = x, x.size
@@ -118,6 +118,21 @@ def test_v9_workspace_reset_is_strong() -> None:
     x = np.random.default_rng(5).integers(-4, 5, 3001).astype(np.float32)[1:]
     total, kinds, undefined = _full_reduction("v9", x)
     assert total == x.sum() and not kinds and not undefined
+
+
+@pytest.mark.parametrize("n", [1, 63, 1000, 3001])
+def test_v9_one_block_instantiation_sums_exactly_and_traps_on_a_larger_grid(n):
+    # reduce_v9<BLOCK, true>, what the dispatcher launches when one block does: the sum, nothing
+    # else touched; its contract is a grid of 1, and a grid of 2 traps rather than adding twice.
+    expr = R.kernel_name("v9", 64, grid=1)
+    assert expr == "reduce_v9<64, true>"
+    k = machine.kernel_module("reduce_v9", (expr,), ("REDUCE_UNROLL=4",)).get_function(expr)
+    x = np.random.default_rng(n).integers(-4, 5, n + 1).astype(np.float32)[1:]
+    slots, state, out = np.zeros(1, np.uint64), np.zeros(1, np.uint64), np.zeros(1, np.float32)
+    rep = k((1,), (64,), (x, slots, state, out, np.int64(n)))
+    assert rep.clean and out[0] == x.sum() and not slots.any() and not state.any()
+    with pytest.raises(machine.MachineError, match="trap"):
+        k((2,), (64,), (x, slots, state, out, np.int64(n)))
 
 
 def test_legacy_warp_synchronous_tail_is_a_race():

@@ -190,6 +190,12 @@ FAMILIES: tuple[Family, ...] = (
             _a("n", "scalar", "int64")),
            "v9", "helpers.topics.reduce.ReducePlan (v9: slots and state zero at the first launch, any grid >= 1)",
            findings="v9"),
+    Family("v9_one_block", "reduce_v9", r"reduce_v9<(?P<block>\d+), true>",
+           (_LADDER_IN, _a("slots", "out", "uint64", "one", "zero"),
+            _a("state", "out", "uint64", "one", "zero"), _a("out", "out", "float32", "one", "sentinel"),
+            _a("n", "scalar", "int64")),
+           "v9_one_block", "helpers.topics.reduce.ReducePlan (v9's one-block instantiation: a grid of 1 by contract; "
+           "slots and state untouched)", findings="v9"),
     Family("timing_empty", "reduce_timing", r"reduce_empty",
            (_a("in", "in", "float32", "four", "ladder"), _a("partials", "out", "float32", "four", "sentinel"),
             _a("done", "out", "uint32", "four", "sentinel"), _a("out", "out", "float32", "four", "sentinel"),
@@ -322,6 +328,17 @@ def _v9(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
             "scalars": {"n": n}, "offset": s.integer(0, 4)}
 
 
+def _v9_one_block(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
+    """reduce_v9<BLOCK, true>: one block, as ReducePlan launches it up to 2^14 floats; n ragged, the
+    input off a 16-byte boundary."""
+    from helpers.topics import reduce as R
+
+    block = int(g["block"])
+    n = s.integer(1, block) if s.chance(0.25) else s.integer(block + 1, 3 * R.tile_size("v9", block))
+    return {"grid": (1, 1, 1), "block": (block, 1, 1), "sizes": {"n": n, "one": 1}, "scalars": {"n": n},
+            "offset": s.integer(0, 4)}
+
+
 def _timing_empty(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
     return {"grid": (s.integer(1, 4), 1, 1), "block": (s.choice((1, 32, 48, 256)), 1, 1), "sizes": {"four": 4},
             "scalars": {"n": s.integer(0, 5)}}
@@ -359,7 +376,7 @@ def _compact(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
 
 SHAPES: dict[str, Callable[[rand.Stream, dict[str, str]], dict[str, Any]]] = {
     "warp_rows": _warp_rows, "warp_exact": _warp_exact, "block_2d": _block_2d, "block_2d_seed_x": _block_2d_seed_x,
-    "block_1d": _block_1d, "ladder": _ladder, "seed_ladder": _seed_ladder, "compact": _compact, "v9": _v9,
+    "block_1d": _block_1d, "ladder": _ladder, "seed_ladder": _seed_ladder, "compact": _compact, "v9": _v9, "v9_one_block": _v9_one_block,
     "timing_empty": _timing_empty, "timing_spin": _timing_spin, "diverged": _diverged,
 }
 
@@ -415,7 +432,7 @@ def plan(file: str, expr: str, index: int, base_seed: int = 20261201) -> Launch:
 def launches_per_instantiation(family: str) -> int:
     """How many random launches each instantiation of a family gets (the ladder has few
     instantiations, so more launches each)."""
-    return {"ladder": 4, "onepass": 4, "v9": 4, "seed_reduce_v4": 3, "compact": 6, "compact_cg": 6,
+    return {"ladder": 4, "onepass": 4, "v9": 4, "v9_one_block": 4, "seed_reduce_v4": 3, "compact": 6, "compact_cg": 6,
             "diverged": 4}.get(family, 2)
 
 
