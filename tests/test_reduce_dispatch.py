@@ -137,6 +137,7 @@ def test_v9_grid_regimes() -> None:
     assert R.pass_grids("v9", 2**28, 1024, 264, 4, l2) == (2 * 264,)
     assert R.pass_grids("v9", 2**30, 1024, 264, 4, l2) == (R.V9_MAX_WAVES * 264,)
     assert R.pass_grids("v9", 2**24, 1024, 100, 4, l2) == (100,)       # never more than one wave's worth
+    assert R.pass_grids("v9", 2**24, 256, 1056, 4, l2) == (512,)       # the threads of 128 blocks of 1024
     launches = {k: R.v9_launch(2**k, l2) for k in (10, 11, 12, 13, 14, 16, 20, 21, 22, 24)}
     assert [(v.block, v.unroll, v.stream) for v in launches.values()] == [
         (128, 2, False), (128, 4, False), (256, 4, False), (512, 4, False), (512, 4, False),

@@ -100,9 +100,9 @@ V9_ONE_ROUND_MAX_N = 2**20
 V9_L2_BLOCKS: tuple[int, int, int] = (256, 512, 1024)
 V9_L2_ROUNDS = 2
 V9_L2_MAX_BLOCKS = 128
-# Inputs in HBM: 1024 threads; V9_L2_MAX_BLOCKS blocks while one wave of resident blocks would do
-# (up to about 2^27 floats: the stream is long enough to need no second wave, and 128 blocks keep
-# HBM as busy as 264 while warp 0 collects their slots), then whole waves of resident blocks, at
+# Inputs in HBM: 1024 threads; V9_L2_MAX_BLOCKS blocks (as many threads in smaller blocks) while one
+# wave of resident blocks would do (2^24 to 2^26 on the H200: 128 blocks keep HBM as busy as 264,
+# and warp 0 collects their slots), then whole waves of resident blocks, at
 # most this many, with about this many loop iterations per block before another wave pays off. CUB's
 # DeviceReduce sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
 V9_HBM_BLOCK = 1024
@@ -218,8 +218,9 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
     GPU's ``l2_bytes`` (None: the H200's, :data:`MACHINE_L2_BYTES`, as the machine sizes grids):
     one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input up to :data:`V9_WARP_SLOTS`
     blocks up to :data:`V9_ONE_ROUND_MAX_N` floats, then as few rounds as :data:`V9_L2_MAX_BLOCKS`
-    blocks allow; an input in HBM :data:`V9_L2_MAX_BLOCKS` blocks while one wave would do, then
-    whole waves of resident blocks (:func:`v9_waves`).
+    blocks allow; an input in HBM :data:`V9_L2_MAX_BLOCKS` blocks of :data:`V9_HBM_BLOCK` threads
+    (as many threads in smaller blocks) while one wave would do, then whole waves of resident
+    blocks (:func:`v9_waves`).
     Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
     """
     spec = _SPECS[check_version(version, racy_ok=True)]
@@ -238,8 +239,9 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
                 cap = V9_WARP_SLOTS if n <= V9_ONE_ROUND_MAX_N else V9_L2_MAX_BLOCKS
                 return max(1, min(tiles, cap, int(resident_blocks)))
             waves = v9_waves(tiles, int(resident_blocks))
-            if waves == 1:
-                return max(1, min(tiles, V9_L2_MAX_BLOCKS, int(resident_blocks)))
+            if waves == 1:  # the threads of V9_L2_MAX_BLOCKS blocks of V9_HBM_BLOCK, whatever the block
+                cap = max(1, V9_L2_MAX_BLOCKS * V9_HBM_BLOCK // block)
+                return max(1, min(tiles, cap, int(resident_blocks)))
             return max(1, min(tiles, waves * int(resident_blocks)))
         return max(1, min(tiles, int(resident_blocks)))
     if tiles > MAX_GRID:
