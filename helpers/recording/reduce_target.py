@@ -49,10 +49,11 @@ def sanitize(kernel: str, n: int, block: int, offsets: Sequence[int]) -> bool:
         if kernel == "seed":
             got = float(cupy.asnumpy(R.seed_first_pass(x, allow_out_of_bounds=True)).sum(dtype=np.float64))
         else:
-            got = float(R.make_plan(kernel, n, None if kernel == "v9" else block)(x)[0])
+            plan = R.make_plan(kernel, n, None if kernel == "v9" else block)
+            got = float(plan(x)[0])
         cupy.cuda.runtime.deviceSynchronize()
         ok &= got == want
-        threads = R.SEED_BLOCK if kernel == "seed" else block
+        threads = R.SEED_BLOCK if kernel == "seed" else plan.block   # v9: the dispatcher's block
         print(f"{kernel} n={n} block={threads} offset={offset}: sum {got:.1f}, exact {want:.1f}, "
               f"{'ok' if got == want else 'WRONG'}", flush=True)
     return ok
