@@ -44,6 +44,18 @@ __device__ __forceinline__ float4 ld4(const float4* p) {
     return v;
 }
 
+// MODE 0: keep the loads alive (the thread's sum is written only if it equals `sentinel`);
+// MODE 1: the block's sum (block_sum_in_order, as v9) to out[blockIdx.x].
+template <int BLOCK, int MODE>
+__device__ __forceinline__ void finish(float sum, float* out, float sentinel) {
+    if constexpr (MODE == 0) {
+        if (sum == sentinel) out[blockIdx.x] = sum;
+    } else {
+        sum = warplab::reduce::block_sum_in_order<BLOCK>(sum);
+        if (threadIdx.x == 0) out[blockIdx.x] = sum;
+    }
+}
+
 }  // namespace probe
 
 template <int BLOCK, int UNROLL, int LOADS, int MODE>
@@ -64,12 +76,7 @@ __global__ void __launch_bounds__(BLOCK) floor_kernel(const float4* __restrict__
         const float4 v = probe::ld4<LOADS>(in + i);
         sum += (v.x + v.y) + (v.z + v.w);
     }
-    if constexpr (MODE == 0) {
-        if (sum == sentinel) out[blockIdx.x] = sum;
-    } else {
-        sum = warplab::reduce::block_sum_in_order<BLOCK>(sum);
-        if (threadIdx.x == 0) out[blockIdx.x] = sum;
-    }
+    probe::finish<BLOCK, MODE>(sum, out, sentinel);
 }
 
 // The same launch shape doing nothing: what the launch of BLOCK-thread blocks costs.
@@ -118,12 +125,7 @@ __global__ void __launch_bounds__(BLOCK) floor_tma(const float4* __restrict__ in
         const float4 v = buf[k];
         sum += (v.x + v.y) + (v.z + v.w);
     }
-    if constexpr (MODE == 0) {
-        if (sum == sentinel) out[blockIdx.x] = sum;
-    } else {
-        sum = warplab::reduce::block_sum_in_order<BLOCK>(sum);
-        if (threadIdx.x == 0) out[blockIdx.x] = sum;
-    }
+    probe::finish<BLOCK, MODE>(sum, out, sentinel);
 }
 
 // Where v9's combine spends its time (STREAM: evict-first loads; up to 128 blocks: warp 0 publishes and collects, as v9).
@@ -138,26 +140,6 @@ __global__ void __launch_bounds__(BLOCK) floor_tma(const float4* __restrict__ in
 //            load (tag fixed: timing only); 7, 8, 9: ticket and tag drawn together by ONE 64-bit
 //            atomicAdd on {tag, count} (the count in the low word), and warp 0 collecting up to 128,
 //            256, 512 slots with 4, 8, 16 loads per lane in flight.
-namespace probe {
-template <int K>
-__device__ __forceinline__ float collect_wide(const unsigned long long* slots, unsigned int want, unsigned int lane) {
-    unsigned long long word[K];
-    bool ready;
-    do {
-        ready = true;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const unsigned int b = k * warplab::kWarpSize + lane;
-            word[k] = b < gridDim.x ? warplab::reduce::load_slot(&slots[b]) : static_cast<unsigned long long>(want) << 32;
-            ready &= static_cast<unsigned int>(word[k] >> 32) == want;
-        }
-    } while (!ready);
-    float total = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; ++k) total += __uint_as_float(static_cast<unsigned int>(word[k]));
-    return total;
-}
-}  // namespace probe
 
 template <int BLOCK, int UNROLL, int STREAM, int VARIANT>
 __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, unsigned long long* slots,
@@ -190,7 +172,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, 
     if (ticket != gridDim.x - 1) return;
     float total = 0.0f;
     if constexpr (VARIANT >= 7) {
-        total = warplab::WarpReduceSum(probe::collect_wide<(VARIANT == 7 ? 4 : VARIANT == 8 ? 8 : 16)>(slots, tag, threadIdx.x));
+        total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, (VARIANT == 7 ? 4 : VARIANT == 8 ? 8 : 16)>(slots, tag, threadIdx.x));
         if (threadIdx.x == 0) {
             *out = total;
             asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32) : "memory");
@@ -236,7 +218,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
     ticket = __shfl_sync(0xffffffffu, ticket, 0);
     tag = __shfl_sync(0xffffffffu, tag, 0);
     if (ticket != gridDim.x - 1) return;
-    const float total = warplab::WarpReduceSum(probe::collect_wide<K>(slots, tag, threadIdx.x));
+    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
     if (threadIdx.x == 0) {
         *out = total;
         if constexpr (PACKED) {
