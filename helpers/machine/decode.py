@@ -244,29 +244,20 @@ def writer(ctx, op, t: str) -> Callable:
                 write(name, G, (v if made else np.asarray(v, dt)).view(st), defined(G, d), made)
         return w
     if sr > ts:
+        # signed types are sign-extended, the others zero-extended (PTX ISA 6.4)
+        signed = dt.kind == "i"
         wide_u = UINT[sr]
-        if dt.kind == "i":
-            wide_s = SINT[sr]
+        extend = SINT[sr] if signed else wide_u
+        bits = dt if signed else UINT[ts]
 
-            def w(G, v, d, made=None):
-                if type(v) is Affine:     # sign-extended (PTX ISA 6.4): exact while it is in range
-                    rule = v.signed()
-                    if rule is not None:
-                        write(name, G, rule.width(8 * sr), defined(G, d))
-                        return
-                    v = v.array().view(dt)
-                write(name, G, np.asarray(v, dt).astype(wide_s).view(wide_u), defined(G, d), True)
-        else:
-            nar = UINT[ts]
-
-            def w(G, v, d, made=None):
-                if type(v) is Affine:     # zero-extended (PTX ISA 6.4): exact while it is in range
-                    rule = v.unsigned()
-                    if rule is not None:
-                        write(name, G, rule.width(8 * sr), defined(G, d))
-                        return
-                    v = v.array().view(dt)
-                write(name, G, np.asarray(v, dt).view(nar).astype(wide_u), defined(G, d), True)
+        def w(G, v, d, made=None):
+            if type(v) is Affine:     # the rule is exact while every thread's value is in range
+                rule = v.signed() if signed else v.unsigned()
+                if rule is not None:
+                    write(name, G, rule.width(8 * sr), defined(G, d))
+                    return
+                v = v.array().view(dt)
+            write(name, G, np.asarray(v, dt).view(bits).astype(extend).view(wide_u), defined(G, d), True)
         return w
     raise Unsupported(f"{name} ({8 * sr} bits) is too narrow for a .{t} result")
 
