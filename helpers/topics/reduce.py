@@ -102,8 +102,8 @@ V9_L2_ROUNDS = 2
 V9_L2_MAX_BLOCKS = 128
 # Inputs in HBM: 1024 threads; V9_L2_MAX_BLOCKS blocks (as many threads in smaller blocks) while one
 # wave of resident blocks would do (2^24 to 2^26 on the H200: 128 blocks keep HBM as busy as 264,
-# and warp 0 collects their slots), then whole waves of resident blocks, at
-# most this many, with about this many loop iterations per block before another wave pays off. CUB's
+# and warp 0 collects their slots), then whole waves of resident blocks, at most V9_MAX_WAVES, with
+# about V9_ITERATIONS_PER_WAVE loop iterations per block before another wave pays off. CUB's
 # DeviceReduce sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
 V9_HBM_BLOCK = 1024
 V9_MAX_WAVES = 5
@@ -127,11 +127,11 @@ def kernel_name(version: str, block: int, grid: Optional[int] = None) -> str:
 # {kernel file stem: name expressions}: every instantiation CI must compile (helpers.topics.registry).
 REDUCE_KERNELS: dict[str, tuple[str, ...]] = {
     **{spec.file: tuple(f"{spec.file}<{b}>" for b in BLOCKS) for spec in _SPECS.values()},
-    "reduce_v9": tuple(f"reduce_v9<{b}>" for b in BLOCKS) + tuple(f"reduce_v9<{b}, true>" for b in BLOCKS),
     "seed_reduce_v4": (f"seed_reduce_v4<{SEED_BLOCK}>",),
     "reduce_timing": ("reduce_empty", "reduce_spin"),  # launch-cost yardsticks of helpers.bench.clock
 }
 REDUCE_KERNELS["seed_reduce_v4"] += (f"seed_reduce_v4<{DEFAULT_BLOCK}>",)  # the seed at our block size too
+REDUCE_KERNELS["reduce_v9"] += tuple(f"reduce_v9<{b}, true>" for b in BLOCKS)  # its one-block kernels (kernel_name)
 
 
 # ---------------------------------------------------------------------------------------------
