@@ -157,7 +157,7 @@ def summarize_sanitizer_logs(log_dir: Path) -> list[dict[str, Any]]:
         run["exit_code"] = int(rc.read_text().strip()) if rc.is_file() and rc.read_text().strip() else None
         runs.append(run)
     order = {k: i for i, k in enumerate(("v0", "v1", "v2", "v3", "v4", "v4_legacy", "v5", "v6", "v7", "v8",
-                                         "onepass", "v9", "v9_many_blocks", "seed"))}
+                                         "onepass", "v9", "v9_many_blocks", "v9_one_block", "seed"))}
     return sorted(runs, key=lambda r: (order.get(r["kernel"], 99), r["tool"], r.get("report", "")))
 
 

@@ -29,6 +29,7 @@ SAN_N=100003
 SEED_BAD_N=1000
 SEED_OK_N=1024
 V9_BIG_N=268435459  # v9 launches 528 blocks here, more than 256 (the block-wide collect)
+V9_SMALL_N=10007    # v9 launches its one-block instantiation here (reduce_v9<512, true>)
 
 step_tests() {
   # REDUCE_TESTS / TESTS_TIMEOUT narrow the step when device time is short
@@ -96,8 +97,9 @@ step_sanitizer() {
     done
   done
   echo "racecheck v4_legacy $SAN_N 0 default v4_legacy" >> "$jobs_file"   # racecheck's default report, same limit
-  for tool in memcheck racecheck synccheck; do   # v9 with more than 256 blocks: the whole last block collects
+  for tool in memcheck racecheck synccheck; do   # v9 past 256 blocks (the whole last block collects) and with one
     echo "$tool v9 $V9_BIG_N 0,1 all v9_many_blocks" >> "$jobs_file"
+    echo "$tool v9 $V9_SMALL_N 0,1,2,3 all v9_one_block" >> "$jobs_file"
   done
   run_one() {  # tool kernel n offsets report label
     local extra="" name="$1__$6" limit=20

@@ -13,7 +13,7 @@ machine's findings map onto the tools as:
 * synccheck: ``divergent_barrier``, ``deadlock``.
 
 v9 (``v9``: few slots, warp 0 collects; ``v9_many_blocks``: more than 256 slots, the whole last
-block collects) runs as one launch with a fresh zero workspace per offset, as ``ReducePlan`` does;
+block collects; ``v9_one_block``: a grid of one, ``reduce_v9<BLOCK, true>``) runs as one launch with a fresh zero workspace per offset, as ``ReducePlan`` does;
 its grids are shrunk with n (any grid is correct) but keep the recorded paths. A race the machine
 finds in *global* memory is listed beside the verdict (``beyond``): racecheck checks shared memory
 only.
@@ -120,10 +120,12 @@ def ladder_reports(kernel_name: str, tool: str) -> tuple[list[Any], str]:
 
 # The recorded v9 runs (scripts/gpu/reduce.sh) -> (n, block, grid, offsets) on the machine. Recorded:
 # v9 at n = 100,003 (block 256, 25 blocks: warp 0 collects), offsets 0..3; v9_many_blocks at
-# n = 268,435,459 (block 1024, 528 blocks, more than 256: the whole last block collects), offsets 0, 1.
+# n = 268,435,459 (block 1024, 528 blocks, more than 256: the whole last block collects), offsets 0, 1;
+# v9_one_block (from the recording after 2026-12-04) at n = 10,007: one block of 512, its own instantiation.
 V9_RUNS: dict[str, tuple[int, int, int, tuple[int, ...]]] = {
     "v9": (LADDER_N, LADDER_BLOCK, 5, (0, 1, 2, 3)),
     "v9_many_blocks": (257 * 64 * 4 * 4 + 7, 64, 257, (0, 1)),   # every block loads one tile, the last one ragged
+    "v9_one_block": (10_007, 512, 1, (0, 1, 2, 3)),            # reduce_v9<512, true>, as the dispatcher launches it
 }
 
 
@@ -132,7 +134,7 @@ def _v9_reports(name: str) -> tuple[list[Any], str]:
     from helpers.recording.proof import rand
 
     n, block, grid, offsets = V9_RUNS[name]
-    k = kernel("reduce_v9", R.kernel_name("v9", block))
+    k = kernel("reduce_v9", R.kernel_name("v9", block, grid))
     reports = []
     for off in offsets:   # a fresh workspace per run, as reduce_target makes a fresh plan
         x = rand.Stream(n + off).integers(-4, 5, n + off).astype(np.float32)[off:]
