@@ -13,6 +13,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import cupy
 import numpy as np
@@ -101,36 +102,29 @@ V9E = {
 ONE_BLOCK = {2**10: (128, 2), 2**11: (128, 4), 2**12: (256, 4), 2**13: (512, 4), 2**14: (512, 4)}
 
 
+# kind -> (the kernel's name expression, the row's label), from a config tuple (see configs)
+_NAMES: dict[str, Any] = {
+    "k": lambda c: (f"floor_v9k<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
+                    f"v9k{'p' if c[5] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"),
+    "e": lambda c: (f"floor_v9e<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
+                    f"v9end{'-spec' if c[6] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
+    "empty": lambda c: (f"floor_empty<{c[1]}>", f"empty b{c[1]} g{c[2]}"),
+    "load": lambda c: (f"floor_kernel<{c[1]}, {c[2]}, {c[4]}, {c[5]}>",
+                       f"{'loads' if c[5] == 0 else 'loads+tree'} {LOAD_NAMES[c[4]]} b{c[1]} u{c[2]} g{c[3]}"),
+    "tma": lambda c: (f"floor_tma<{c[1]}, {c[2]}, {c[3]}, {c[4]}>",
+                      f"tma{'+tree' if c[4] else ''} b{c[1]} {c[2] // 1024}KiB x{c[3]}"),
+    "combine": lambda c: (f"floor_v9<{c[1]}, {c[2]}, {c[4]}, {c[5]}>", f"combine{c[5]} s{c[4]} b{c[1]} u{c[2]} g{c[3]}"),
+}
+
+
 def expr(c: tuple) -> str:
-    if c[0] == "k":
-        return f"floor_v9k<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>"
-    if c[0] == "e":
-        return f"floor_v9e<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>"
-    if c[0] == "empty":
-        return f"floor_empty<{c[1]}>"
-    if c[0] == "load":
-        return f"floor_kernel<{c[1]}, {c[2]}, {c[4]}, {c[5]}>"
-    if c[0] == "tma":
-        return f"floor_tma<{c[1]}, {c[2]}, {c[3]}, {c[4]}>"
-    if c[0] == "combine":
-        return f"floor_v9<{c[1]}, {c[2]}, {c[4]}, {c[5]}>"
-    raise ValueError(c)
+    """The floor_probe.cu instantiation a config launches (v9 and v9s configs launch reduce_v9 itself)."""
+    return _NAMES[c[0]](c)[0]
 
 
 def label(c: tuple) -> str:
-    if c[0] == "empty":
-        return f"empty b{c[1]} g{c[2]}"
-    if c[0] == "load":
-        return f"{'loads' if c[5] == 0 else 'loads+tree'} {LOAD_NAMES[c[4]]} b{c[1]} u{c[2]} g{c[3]}"
-    if c[0] == "tma":
-        return f"tma{'+tree' if c[4] else ''} b{c[1]} {c[2] // 1024}KiB x{c[3]}"
-    if c[0] == "combine":
-        return f"combine{c[5]} s{c[4]} b{c[1]} u{c[2]} g{c[3]}"
-    if c[0] == "k":
-        return f"v9k{'p' if c[5] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"
-    if c[0] == "e":
-        return f"v9end{'-spec' if c[6] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"
-    return f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
+    """The config's row label."""
+    return _NAMES[c[0]](c)[1] if c[0] in _NAMES else f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
 
 
 class V9:
