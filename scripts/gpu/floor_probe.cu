@@ -284,3 +284,178 @@ __global__ void __launch_bounds__(BLOCK) floor_v9e(const float* __restrict__ in,
         wr::store_state(state, tag);
     }
 }
+
+// v9 with no atomic at all: the tag is read when a block starts (ld.relaxed of the workspace word)
+// and one block chosen in advance collects (WHO 0: the last block, gridDim.x - 1; 1: block 0).
+// Correct only when every block of the grid is resident at once, which a cooperative launch
+// (cuLaunchCooperativeKernel) promises and a plain launch does not: launched both ways, to time
+// what the cooperative launch itself costs.
+template <int BLOCK, int UNROLL, int STREAM, int K, int WHO>
+__global__ void __launch_bounds__(BLOCK) floor_v9c(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned long long* state, float* out, long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int tag = 0;
+    if (threadIdx.x == 0) tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
+    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    if (blockIdx.x != (WHO == 0 ? gridDim.x - 1 : 0u)) return;
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        wr::store_state(state, tag);
+    }
+}
+
+// v9 with tickets drawn in two levels, so that no counter takes more than G (or gridDim.x / G)
+// atomics: block b draws from its group's counter (groups[32 * (b / G)], one 128-byte line per
+// group; atomicInc wraps it back to 0 on the group's last draw), and the group's last block then
+// draws from the top counter (the low word of `state`). The block that draws the top's last ticket
+// collects: every group's last block has drawn, so every block has started (the progress argument
+// of v9's single ticket). The tag is read at the start (ld.relaxed of `state`), as floor_v9c.
+template <int BLOCK, int UNROLL, int STREAM, int K, int G>
+__global__ void __launch_bounds__(BLOCK) floor_v9h(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned long long* state, unsigned int* groups, float* out,
+                                                   long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int tag = 0;
+    bool collects = false;
+    if (threadIdx.x == 0) {
+        tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
+        const unsigned int group = blockIdx.x / G, ngroups = (gridDim.x + G - 1) / G;
+        const unsigned int size = min(static_cast<unsigned int>(G), gridDim.x - group * G);
+        if (atomicInc(&groups[32 * group], size - 1u) == size - 1u)
+            collects = static_cast<unsigned int>(atomicAdd(state, 1ull)) == ngroups - 1u;
+    }
+    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    if (!__shfl_sync(0xffffffffu, collects, 0)) return;
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        wr::store_state(state, tag);
+    }
+}
+
+// v9 (one 64-bit ticket, warp 0 collects) with the grid-stride loop's last, partial round issued
+// like a whole one: up to UNROLL predicated loads in flight, then the adds of those that exist, in
+// the same order as thread_sum_vec4's one-vector-at-a-time tail (so the same bits). thread_sum_vec4
+// waits for each of those loads in turn, which costs a memory latency per vector when the grid does
+// not divide the input into whole rounds (132 blocks at 2^24, say).
+namespace probe {
+template <int BLOCK, int UNROLL, warplab::reduce::Loads LOADS>
+__device__ __forceinline__ float thread_sum_pred(const float* __restrict__ in, long long n) {
+    namespace wr = warplab::reduce;
+    const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
+    const long long threads = static_cast<long long>(gridDim.x) * BLOCK;
+    const long long misalign = static_cast<long long>((reinterpret_cast<unsigned long long>(in) / sizeof(float)) % 4);
+    const long long head = misalign == 0 ? 0 : (4 - misalign < n ? 4 - misalign : n);
+    const long long m = (n - head) / 4;
+    const long long tail = (n - head) - 4 * m;
+    const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
+    float sum = 0.0f;
+    if (t < head) sum += in[t];
+    if (t < tail) sum += in[head + 4 * m + t];
+    long long i = t;
+    for (; i + (UNROLL - 1) * threads < m; i += UNROLL * threads) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    if (i < m) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (i + u * threads < m) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (i + u * threads < m) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    return sum;
+}
+}  // namespace probe
+
+template <int BLOCK, int UNROLL, int STREAM, int K>
+__global__ void __launch_bounds__(BLOCK) floor_v9t(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned long long* state, float* out, long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int ticket = 0, tag = 0;
+    if (threadIdx.x == 0) {
+        const unsigned long long old = atomicAdd(state, 1ull);
+        ticket = static_cast<unsigned int>(old);
+        tag = static_cast<unsigned int>(old >> 32) + 1u;
+    }
+    float sum = probe::thread_sum_pred<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    if (ticket != gridDim.x - 1) return;
+    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        wr::store_state(state, tag);
+    }
+}
+
+// As floor_v9t, with ONE loop for whole and partial rounds: every load of a round predicated on
+// its index, so the compiler sees a single loop body (floor_v9t's separate last round changed how
+// its main loop ran at UNROLL 4 with 132 blocks: 2^24 in 20.7 to 21.8 us instead of 18.3).
+namespace probe {
+template <int BLOCK, int UNROLL, warplab::reduce::Loads LOADS>
+__device__ __forceinline__ float thread_sum_one_loop(const float* __restrict__ in, long long n) {
+    namespace wr = warplab::reduce;
+    const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
+    const long long threads = static_cast<long long>(gridDim.x) * BLOCK;
+    const long long misalign = static_cast<long long>((reinterpret_cast<unsigned long long>(in) / sizeof(float)) % 4);
+    const long long head = misalign == 0 ? 0 : (4 - misalign < n ? 4 - misalign : n);
+    const long long m = (n - head) / 4;
+    const long long tail = (n - head) - 4 * m;
+    const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
+    float sum = 0.0f;
+    if (t < head) sum += in[t];
+    if (t < tail) sum += in[head + 4 * m + t];
+    for (long long i = t; i < m; i += UNROLL * threads) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (i + u * threads < m) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (i + u * threads < m) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    return sum;
+}
+}  // namespace probe
+
+template <int BLOCK, int UNROLL, int STREAM, int K>
+__global__ void __launch_bounds__(BLOCK) floor_v9q(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned long long* state, float* out, long long n) {
+    namespace wr = warplab::reduce;
+    unsigned int ticket = 0, tag = 0;
+    if (threadIdx.x == 0) {
+        const unsigned long long old = atomicAdd(state, 1ull);
+        ticket = static_cast<unsigned int>(old);
+        tag = static_cast<unsigned int>(old >> 32) + 1u;
+    }
+    float sum = probe::thread_sum_one_loop<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    sum = wr::block_sum_in_order<BLOCK>(sum);
+    if (threadIdx.x >= warplab::kWarpSize) return;
+    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    tag = __shfl_sync(0xffffffffu, tag, 0);
+    if (ticket != gridDim.x - 1) return;
+    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        wr::store_state(state, tag);
+    }
+}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,10 @@ def configs(n: int, sm: int) -> list[tuple]:
             out += [("tma", b, nbytes, copies, 0), ("tma", b, nbytes, copies, 1)]
     out += [("k", *k) for k in V9K.get(n, [])]
     out += [("e", *k) for k in V9E.get(n, [])]
+    out += [("c", *k, coop) for k in V9C.get(n, []) for coop in (0, 1, 2)]
+    out += [("h", *k) for k in V9H.get(n, [])]
+    out += [("t", *k) for k in V9T.get(n, [])]
+    out += [("q", *k) for k in V9T.get(n, [])]
     if n in ONE_BLOCK:
         b, u = ONE_BLOCK[n]
         out.append(("load", b, u, 1, 0, 1))
@@ -90,13 +95,35 @@ V9K = {
     2**25: [(1024, 4, 128, 1, 0, 4), (1024, 4, 256, 1, 0, 8), (1024, 4, 264, 1, 0, 16)],
     2**26: [(1024, 4, 256, 1, 0, 8), (1024, 4, 264, 1, 0, 16), (1024, 4, 128, 1, 0, 4)],
 }
-PLACEMENTS = 3
+PLACEMENTS = int(os.environ.get("PLACEMENTS", "3"))
 # v9 with the ticket drawn at the end (floor_v9e): (B, U, G, STREAM, K, SPEC) per size.
 V9E = {
     2**20: [(256, 4, 256, 0, 8, 0), (256, 4, 256, 0, 8, 1)],
     2**24: [(1024, 4, 128, 1, 4, 0), (1024, 4, 128, 1, 4, 1)],
     2**25: [(1024, 4, 128, 1, 4, 0), (1024, 4, 128, 1, 4, 1)],
     2**26: [(1024, 4, 128, 1, 4, 1)],
+}
+# No atomic, a collector chosen in advance (floor_v9c): (B, U, G, STREAM, K, WHO), each launched plainly (0),
+# cooperatively from a module built with CuPy's enable_cooperative_groups (1), and cooperatively from the plain
+# module (2) (the kind's last field); two-level tickets (floor_v9h): (B, U, G, STREAM, K, GROUP).
+V9C = {
+    2**19: [(256, 4, 128, 0, 4, 0), (512, 4, 64, 0, 4, 0)],
+    2**20: [(256, 4, 256, 0, 8, 0), (512, 4, 128, 0, 4, 0), (1024, 2, 128, 0, 4, 0)],
+    2**21: [(512, 4, 256, 0, 8, 0), (1024, 4, 128, 0, 4, 0)],
+    2**24: [(1024, 4, 128, 1, 4, 0)],
+}
+V9H = {
+    2**20: [(256, 4, 256, 0, 8, 8), (256, 4, 256, 0, 8, 16), (256, 4, 256, 0, 8, 32), (512, 4, 128, 0, 4, 16)],
+    2**24: [(1024, 4, 128, 1, 4, 16), (1024, 4, 128, 1, 4, 8)],
+}
+# The last partial round issued whole (floor_v9t), beside v9k with the same shape: (B, U, G, STREAM, K)
+# (v9k's PACKED field is added where the config is built).
+V9T = {
+    2**20: [(256, 4, 256, 0, 8), (512, 4, 132, 0, 8)],
+    2**21: [(512, 4, 256, 0, 8), (512, 4, 264, 0, 16)],
+    2**24: [(1024, 8, 132, 1, 8), (1024, 4, 128, 1, 4), (1024, 4, 132, 1, 8), (512, 8, 264, 1, 16), (512, 4, 264, 1, 16)],
+    2**25: [(1024, 8, 132, 1, 8), (1024, 4, 132, 1, 8)],
+    2**26: [(1024, 8, 132, 1, 8), (1024, 4, 132, 1, 8)],
 }
 # One block, no combine: floor_kernel<B, U, 0, 1> at grid 1 beside v9 as dispatched (B, U).
 ONE_BLOCK = {2**10: (128, 2), 2**11: (128, 4), 2**12: (256, 4), 2**13: (512, 4), 2**14: (512, 4)}
@@ -108,6 +135,12 @@ _NAMES: dict[str, Any] = {
                     f"v9k{'p' if c[5] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"),
     "e": lambda c: (f"floor_v9e<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
                     f"v9end{'-spec' if c[6] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
+    "c": lambda c: (f"floor_v9c<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
+                    f"v9{('plain', 'coop-rdc', 'coop')[c[7]]} who{c[6]} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
+    "h": lambda c: (f"floor_v9h<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
+                    f"v9groups G{c[6]} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
+    "t": lambda c: (f"floor_v9t<{c[1]}, {c[2]}, {c[4]}, {c[5]}>", f"v9pred s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
+    "q": lambda c: (f"floor_v9q<{c[1]}, {c[2]}, {c[4]}, {c[5]}>", f"v9oneloop s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
     "empty": lambda c: (f"floor_empty<{c[1]}>", f"empty b{c[1]} g{c[2]}"),
     "load": lambda c: (f"floor_kernel<{c[1]}, {c[2]}, {c[4]}, {c[5]}>",
                        f"{'loads' if c[5] == 0 else 'loads+tree'} {LOAD_NAMES[c[4]]} b{c[1]} u{c[2]} g{c[3]}"),
@@ -149,9 +182,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     sm = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma", "combine", "k", "e")}
+    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma", "combine", "k", "e", "c", "h", "t", "q")}
     names = sorted({expr(c) for c in every})
-    mod = cupy.RawModule(code=SRC, options=("-std=c++17", *kernels.include_options()), name_expressions=names)
+    opts = ("-std=c++17", *kernels.include_options())
+    mod = cupy.RawModule(code=SRC, options=opts, name_expressions=names)
+    coop_names = sorted({expr(c) for c in every if c[0] == "c"})
+    coop = cupy.RawModule(code=SRC, options=opts, name_expressions=coop_names, enable_cooperative_groups=True)
     rows = []
     t_all = time.time()
     for k in (int(s) for s in args.sizes.split(",")):
@@ -173,16 +209,23 @@ def main() -> None:
                 checks[key] = abs(float(p.out[0]) - ref) <= R.error_bound(ref, n, "v9", c[1], c[3])
                 fns[key] = p
                 continue
-            fn = mod.get_function(expr(c))
-            if c[0] in ("k", "e"):
-                fn = mod.get_function(expr(c))
+            fn = (coop if c[0] == "c" and c[7] == 1 else mod).get_function(expr(c))
+            if c[0] == "c" and c[7] == 2:  # the plain module's function, launched by cuLaunchCooperativeKernel
+                fn = (lambda f=fn.kernel: lambda g, b, a: f(g, b, a, enable_cooperative_groups=True))()
+            if c[0] in ("k", "e", "c", "h", "t", "q"):
                 for p in range(PLACEMENTS):
                     pad = cupy.empty(1 + 4099 * p, dtype=cupy.uint8)  # moves the next allocations
                     ws = (cupy.zeros(c[3], dtype=cupy.uint64), cupy.zeros(1, dtype=cupy.uint64),
-                          cupy.zeros(1, cupy.float32), pad)
-                    a, g, b = (x, ws[0], ws[1], ws[2], np.int64(n)), c[3], c[1]
-                    fn((g,), (b,), a)
-                    fn((g,), (b,), a)
+                          cupy.zeros(1, cupy.float32), pad, cupy.zeros(32 * c[3], dtype=cupy.uint32))
+                    a = (x, ws[0], ws[1], ws[4], ws[2], np.int64(n)) if c[0] == "h" else (x, ws[0], ws[1], ws[2], np.int64(n))
+                    g, b = c[3], c[1]
+                    try:
+                        fn((g,), (b,), a)
+                        fn((g,), (b,), a)
+                        bench.DeviceTimer(lambda f=fn, gg=g, bb=b, aa=a: f((gg,), (bb,), aa), 2)
+                    except Exception as e:  # a cooperative launch that cannot be captured, say
+                        print(f"   {key} @{p}: {type(e).__name__}: {e}", flush=True)
+                        continue
                     checks[f"{key} @{p}"] = abs(float(ws[2][0]) - ref) <= R.error_bound(ref, n, "v9", b, g)
                     fns[f"{key} @{p}"] = (lambda f=fn, gg=g, bb=b, aa=a, keep=ws: f((gg,), (bb,), aa))
                 continue
