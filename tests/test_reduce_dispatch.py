@@ -141,10 +141,10 @@ def test_v9_grid_regimes() -> None:
     launches = {k: R.v9_launch(2**k, l2) for k in (10, 11, 12, 13, 14, 16, 20, 21, 22, 24, 27, 28)}
     assert [(v.block, v.unroll, v.stream) for v in launches.values()] == [
         (128, 2, False), (128, 4, False), (256, 4, False), (512, 4, False), (512, 4, False),
-        (256, 4, False), (256, 4, False), (512, 4, False), (1024, 4, False), (1024, 8, True), (1024, 8, True),
+        (256, 4, False), (256, 4, False), (512, 4, False), (1024, 4, False), (256, 8, True), (256, 8, True),
         (1024, 4, True)]
-    for k in (24, 27):   # eight float4 a round: still one wave of 128 blocks
-        assert R.pass_grids("v9", 2**k, 1024, 132, 8, l2) == (R.V9_L2_MAX_BLOCKS,)
+    for k in (24, 27):   # 256 threads, eight float4 a round: one wave, the threads of 128 blocks of 1024
+        assert R.pass_grids("v9", 2**k, 256, 1056, 8, l2) == (512,)
     assert R.v9_launch(5, l2) == R.V9Launch(128, 1, False)
     assert R.v9_waves(10, 264) == 1 and R.v9_waves(10**9, 264) == R.V9_MAX_WAVES
     assert not R.v9_streams(2**22, 50 * 2**20) and R.v9_streams(2**24, 50 * 2**20)

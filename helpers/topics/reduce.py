@@ -106,9 +106,11 @@ V9_L2_MAX_BLOCKS = 128
 # about V9_ITERATIONS_PER_WAVE loop iterations per block before another wave pays off. CUB's
 # DeviceReduce sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
 V9_HBM_BLOCK = 1024
-# From HBM up to V9_HBM_UNROLL_MAX_N floats, V9_HBM_UNROLL float4 loads per round instead of 4: twice
-# the bytes in flight per thread at the same grid (floor probe 2026-12-04, docs/probes/v9_round5.md:
-# 0.15 us faster at 2^24, 0.4 at 2^25, about 1 us at 2^27; not measured beyond, where 4 stays).
+# From HBM up to V9_HBM_UNROLL_MAX_N floats (one wave): blocks of V9_HBM_ONE_WAVE_BLOCK threads with
+# V9_HBM_UNROLL float4 loads a round (512 blocks, the threads of 128 x 1024): the fastest cell of the
+# tuning table at 2^24 in two recordings, 0.2 to 0.3 us ahead of 1024 threads with 4 or 8
+# (data/bench_tune.json; docs/probes/v9_round5.md). Beyond, whole waves of V9_HBM_BLOCK, 4 a round.
+V9_HBM_ONE_WAVE_BLOCK = 256
 V9_HBM_UNROLL = 8
 V9_HBM_UNROLL_MAX_N = 2**27
 V9_MAX_WAVES = 5
@@ -281,8 +283,9 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
     * an L2-resident input: 4 float4 a round; 256 threads up to :data:`V9_ONE_ROUND_MAX_N` floats
       (one round, at most :data:`V9_WARP_SLOTS` blocks), then 512 (1024 once 512 would need more than
       :data:`V9_L2_ROUNDS` rounds under the :data:`V9_L2_MAX_BLOCKS` grid cap);
-    * an input in HBM: :data:`V9_HBM_BLOCK` threads, evict-first loads, :data:`V9_HBM_UNROLL` float4 a
-      round up to :data:`V9_HBM_UNROLL_MAX_N` floats, 4 beyond.
+    * an input in HBM, evict-first loads: up to :data:`V9_HBM_UNROLL_MAX_N` floats
+      :data:`V9_HBM_ONE_WAVE_BLOCK` threads and :data:`V9_HBM_UNROLL` float4 a round, beyond
+      :data:`V9_HBM_BLOCK` threads and 4.
     """
     n = check_n(n)
     vectors = -(-n // 4)
@@ -296,7 +299,9 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
             return V9Launch(small, DEFAULT_UNROLL, False)
         one_round = V9_L2_MAX_BLOCKS * tile_size("v9", medium, DEFAULT_UNROLL)
         return V9Launch(medium if n <= V9_L2_ROUNDS * one_round else large, DEFAULT_UNROLL, False)
-    return V9Launch(V9_HBM_BLOCK, V9_HBM_UNROLL if n <= V9_HBM_UNROLL_MAX_N else DEFAULT_UNROLL, True)
+    if n <= V9_HBM_UNROLL_MAX_N:
+        return V9Launch(V9_HBM_ONE_WAVE_BLOCK, V9_HBM_UNROLL, True)
+    return V9Launch(V9_HBM_BLOCK, DEFAULT_UNROLL, True)
 
 
 def v9_streams(n: int, l2_bytes: int) -> bool:
