@@ -100,16 +100,16 @@ V9_ONE_ROUND_MAX_N = 2**20
 V9_L2_BLOCKS: tuple[int, int, int] = (256, 512, 1024)
 V9_L2_ROUNDS = 2
 V9_L2_MAX_BLOCKS = 128
-# Inputs in HBM: 1024 threads; V9_L2_MAX_BLOCKS blocks (as many threads in smaller blocks) while one
-# wave of resident blocks would do (2^24 to 2^26 on the H200: 128 blocks keep HBM as busy as 264,
-# and warp 0 collects their slots), then whole waves of resident blocks, at most V9_MAX_WAVES, with
-# about V9_ITERATIONS_PER_WAVE loop iterations per block before another wave pays off. CUB's
-# DeviceReduce sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
+# Inputs in HBM: while one wave of resident blocks would do, the threads of V9_L2_MAX_BLOCKS blocks of
+# V9_HBM_BLOCK (on the H200, 128 x 1024 streamed as fast as 264 x 1024 at 2^24, and fewer slots are
+# faster to collect), then whole waves of resident blocks, at most V9_MAX_WAVES, with about
+# V9_ITERATIONS_PER_WAVE loop iterations per block before another wave pays off. CUB's DeviceReduce
+# sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
+# The block: up to V9_HBM_UNROLL_MAX_N floats V9_HBM_ONE_WAVE_BLOCK threads with V9_HBM_UNROLL float4
+# a round (so 512 blocks): the fastest cell of the tuning table at 2^24 in two recordings, 0.2 to
+# 0.3 us ahead of 1024 threads with 4 or 8 (data/bench_tune.json; docs/probes/v9_round5.md); beyond,
+# V9_HBM_BLOCK threads with 4.
 V9_HBM_BLOCK = 1024
-# From HBM up to V9_HBM_UNROLL_MAX_N floats (one wave): blocks of V9_HBM_ONE_WAVE_BLOCK threads with
-# V9_HBM_UNROLL float4 loads a round (512 blocks, the threads of 128 x 1024): the fastest cell of the
-# tuning table at 2^24 in two recordings, 0.2 to 0.3 us ahead of 1024 threads with 4 or 8
-# (data/bench_tune.json; docs/probes/v9_round5.md). Beyond, whole waves of V9_HBM_BLOCK, 4 a round.
 V9_HBM_ONE_WAVE_BLOCK = 256
 V9_HBM_UNROLL = 8
 V9_HBM_UNROLL_MAX_N = 2**27
@@ -225,8 +225,8 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
     GPU's ``l2_bytes`` (None: the H200's, :data:`MACHINE_L2_BYTES`, as the machine sizes grids):
     one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input up to :data:`V9_WARP_SLOTS`
     blocks up to :data:`V9_ONE_ROUND_MAX_N` floats, then as few rounds as :data:`V9_L2_MAX_BLOCKS`
-    blocks allow; an input in HBM :data:`V9_L2_MAX_BLOCKS` blocks of :data:`V9_HBM_BLOCK` threads
-    (as many threads in smaller blocks) while one wave would do, then whole waves of resident
+    blocks allow; an input in HBM the threads of :data:`V9_L2_MAX_BLOCKS` blocks of
+    :data:`V9_HBM_BLOCK` while one wave would do (512 blocks of 256), then whole waves of resident
     blocks (:func:`v9_waves`).
     Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
     """
