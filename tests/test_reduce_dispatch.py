@@ -123,7 +123,7 @@ def test_error_bound_grows_with_the_chain() -> None:
 def test_v9_grid_regimes() -> None:
     """One block up to 2^14 floats; an L2-resident input one round of loads per thread in blocks of
     256 up to 2^20 floats (at most 256 blocks: warp 0 collects the slots), then at most 128 blocks;
-    an input in HBM 128 blocks while one wave would do, then whole waves of resident blocks, more
+    an input in HBM the threads of 128 x 1024 while one wave would do, then whole waves of resident blocks, more
     the longer the stream, evict-first."""
     l2 = R.MACHINE_L2_BYTES
     assert R.pass_grids("v9", 1000, 256, 1056, 4, l2) == (1,)          # one block: no ticket at all
