@@ -31,9 +31,9 @@
 // The dispatcher (helpers/topics/reduce.py: v9_launch, grid_size) sizes the launch from
 // measurements: up to 2^14 floats one block (no ticket, no slots); in the L2 blocks of 256 with one
 // round of loads each up to 2^20 floats (256 blocks), then 512 (1024 from 2^22) and 128 blocks; from
-// HBM 512 blocks of 256, 8 float4 a round, while one wave would do (up to 2^27 on the H200; then
-// whole waves of 1024, 4 a round), evict-first loads (-DREDUCE_STREAM=1: __ldcs; each byte is read
-// once per call, so its line is the first the L2 gives up, instead of displacing other data).
+// HBM 128 blocks of 1024 while one wave would do (more waves from 2^27 on the H200), evict-first
+// loads (-DREDUCE_STREAM=1: __ldcs; each byte is read once per call, so its line is the first the
+// L2 gives up, instead of displacing other data).
 // Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
 // memory system. At large n the loads run at 96 to 97 % of the HBM3e datasheet's 4.8 TB/s, where
 // cupy.sum (CUB) runs too; at n = 2^20 the combine across blocks (ticket, publish, poll) still

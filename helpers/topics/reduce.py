@@ -100,19 +100,12 @@ V9_ONE_ROUND_MAX_N = 2**20
 V9_L2_BLOCKS: tuple[int, int, int] = (256, 512, 1024)
 V9_L2_ROUNDS = 2
 V9_L2_MAX_BLOCKS = 128
-# Inputs in HBM: while one wave of resident blocks would do, the threads of V9_L2_MAX_BLOCKS blocks of
-# V9_HBM_BLOCK (on the H200, 128 x 1024 streamed as fast as 264 x 1024 at 2^24, and fewer slots are
-# faster to collect), then whole waves of resident blocks, at most V9_MAX_WAVES, with about
-# V9_ITERATIONS_PER_WAVE loop iterations per block before another wave pays off. CUB's DeviceReduce
-# sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
-# The block: up to V9_HBM_UNROLL_MAX_N floats V9_HBM_ONE_WAVE_BLOCK threads with V9_HBM_UNROLL float4
-# a round (so 512 blocks): the fastest cell of the tuning table at 2^24 in two recordings, 0.2 to
-# 0.3 us ahead of 1024 threads with 4 or 8 (data/bench_tune.json; docs/probes/v9_round5.md); beyond,
-# V9_HBM_BLOCK threads with 4.
+# Inputs in HBM: 1024 threads; V9_L2_MAX_BLOCKS blocks (as many threads in smaller blocks) while one
+# wave of resident blocks would do (2^24 to 2^26 on the H200: 128 blocks keep HBM as busy as 264,
+# and warp 0 collects their slots), then whole waves of resident blocks, at most V9_MAX_WAVES, with
+# about V9_ITERATIONS_PER_WAVE loop iterations per block before another wave pays off. CUB's
+# DeviceReduce sizes its grid the same way, at up to 5 x the resident blocks (CUB_SUBSCRIPTION_FACTOR).
 V9_HBM_BLOCK = 1024
-V9_HBM_ONE_WAVE_BLOCK = 256
-V9_HBM_UNROLL = 8
-V9_HBM_UNROLL_MAX_N = 2**27
 V9_MAX_WAVES = 5
 V9_ITERATIONS_PER_WAVE = 32
 
@@ -225,8 +218,8 @@ def grid_size(version: str, n: int, block: int = DEFAULT_BLOCK, resident_blocks:
     GPU's ``l2_bytes`` (None: the H200's, :data:`MACHINE_L2_BYTES`, as the machine sizes grids):
     one block up to :data:`V9_ONE_BLOCK_MAX_N`; an L2-resident input up to :data:`V9_WARP_SLOTS`
     blocks up to :data:`V9_ONE_ROUND_MAX_N` floats, then as few rounds as :data:`V9_L2_MAX_BLOCKS`
-    blocks allow; an input in HBM the threads of :data:`V9_L2_MAX_BLOCKS` blocks of
-    :data:`V9_HBM_BLOCK` while one wave would do (512 blocks of 256), then whole waves of resident
+    blocks allow; an input in HBM :data:`V9_L2_MAX_BLOCKS` blocks of :data:`V9_HBM_BLOCK` threads
+    (as many threads in smaller blocks) while one wave would do, then whole waves of resident
     blocks (:func:`v9_waves`).
     Raises ValueError if the grid would exceed gridDim.x's limit (2^31 - 1).
     """
@@ -283,9 +276,7 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
     * an L2-resident input: 4 float4 a round; 256 threads up to :data:`V9_ONE_ROUND_MAX_N` floats
       (one round, at most :data:`V9_WARP_SLOTS` blocks), then 512 (1024 once 512 would need more than
       :data:`V9_L2_ROUNDS` rounds under the :data:`V9_L2_MAX_BLOCKS` grid cap);
-    * an input in HBM, evict-first loads: up to :data:`V9_HBM_UNROLL_MAX_N` floats
-      :data:`V9_HBM_ONE_WAVE_BLOCK` threads and :data:`V9_HBM_UNROLL` float4 a round, beyond
-      :data:`V9_HBM_BLOCK` threads and 4.
+    * an input in HBM: :data:`V9_HBM_BLOCK` threads, 4 float4 a round, evict-first loads.
     """
     n = check_n(n)
     vectors = -(-n // 4)
@@ -299,8 +290,6 @@ def v9_launch(n: int, l2_bytes: int) -> V9Launch:
             return V9Launch(small, DEFAULT_UNROLL, False)
         one_round = V9_L2_MAX_BLOCKS * tile_size("v9", medium, DEFAULT_UNROLL)
         return V9Launch(medium if n <= V9_L2_ROUNDS * one_round else large, DEFAULT_UNROLL, False)
-    if n <= V9_HBM_UNROLL_MAX_N:
-        return V9Launch(V9_HBM_ONE_WAVE_BLOCK, V9_HBM_UNROLL, True)
     return V9Launch(V9_HBM_BLOCK, DEFAULT_UNROLL, True)
 
 
