@@ -3,7 +3,9 @@
 the empty kernel (one block of 32) and an empty kernel of each launch shape; the loads alone
 (MODE 0) with five load instructions; the loads and the block tree with no combine across blocks
 (MODE 1, v9 without its slots); the same read by bulk copies (TMA) into shared memory; v9 at the
-same shapes and as dispatched; the parts of v9's combine across blocks (floor_v9's variants); and cupy.sum. What it showed: docs/probes/.
+same shapes and as dispatched; the parts of v9's combine across blocks (floor_v9's variants); v9's logic with other
+combines and load loops, each with several workspace placements (kinds k, e, c, h, t, q: V9K, V9E, V9C, V9H, V9T);
+and cupy.sum. What it showed: docs/probes/ (v9_round4.md, v9_round5.md; kind q has not run yet).
 
     python3 scripts/gpu/floor_probe.py OUT.json [--sizes 19,20,21,24] [--reps 5]
 """
@@ -178,7 +180,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--sizes", default="19,20,21,24")
-    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s)")
+    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s, k, e, c, h, t, q)")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     sm = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
