@@ -347,9 +347,27 @@ __global__ void __launch_bounds__(BLOCK) floor_v9h(const float* __restrict__ in,
 // the same order as thread_sum_vec4's one-vector-at-a-time tail (so the same bits). thread_sum_vec4
 // waits for each of those loads in turn, which costs a memory latency per vector when the grid does
 // not divide the input into whole rounds (132 blocks at 2^24, say).
+//   ONE_LOOP 0: thread_sum_vec4's loop of whole rounds, then one predicated round;
+//   ONE_LOOP 1: one loop for whole and partial rounds, every load predicated on its index (the
+//               separate last round changed how the main loop ran at UNROLL 4 with 132 blocks:
+//               2^24 in 20.7 to 21.8 us instead of 18.3).
 namespace probe {
-template <int BLOCK, int UNROLL, warplab::reduce::Loads LOADS>
-__device__ __forceinline__ float thread_sum_pred(const float* __restrict__ in, long long n) {
+// One round of up to UNROLL vectors from i (stride `threads`): every load issued, then the adds of
+// those below m, in index order.
+template <int UNROLL, warplab::reduce::Loads LOADS>
+__device__ __forceinline__ void predicated_round(const float4* __restrict__ body, long long i, long long threads,
+                                                 long long m, float& sum) {
+    float4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        if (i + u * threads < m) v[u] = warplab::reduce::load_vec4<LOADS>(body + i + u * threads);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        if (i + u * threads < m) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+}
+
+template <int BLOCK, int UNROLL, warplab::reduce::Loads LOADS, bool ONE_LOOP>
+__device__ __forceinline__ float thread_sum_whole_rounds(const float* __restrict__ in, long long n) {
     namespace wr = warplab::reduce;
     const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
     const long long threads = static_cast<long long>(gridDim.x) * BLOCK;
@@ -362,27 +380,23 @@ __device__ __forceinline__ float thread_sum_pred(const float* __restrict__ in, l
     if (t < head) sum += in[t];
     if (t < tail) sum += in[head + 4 * m + t];
     long long i = t;
-    for (; i + (UNROLL - 1) * threads < m; i += UNROLL * threads) {
-        float4 v[UNROLL];
+    if constexpr (ONE_LOOP) {
+        for (; i < m; i += UNROLL * threads) predicated_round<UNROLL, LOADS>(body, i, threads, m, sum);
+    } else {
+        for (; i + (UNROLL - 1) * threads < m; i += UNROLL * threads) {
+            float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
+            for (int u = 0; u < UNROLL; ++u) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-    }
-    if (i < m) {
-        float4 v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (i + u * threads < m) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (i + u * threads < m) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+            for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+        }
+        if (i < m) predicated_round<UNROLL, LOADS>(body, i, threads, m, sum);
     }
     return sum;
 }
 }  // namespace probe
 
-template <int BLOCK, int UNROLL, int STREAM, int K>
+template <int BLOCK, int UNROLL, int STREAM, int K, bool ONE_LOOP>
 __global__ void __launch_bounds__(BLOCK) floor_v9t(const float* __restrict__ in, unsigned long long* slots,
                                                    unsigned long long* state, float* out, long long n) {
     namespace wr = warplab::reduce;
@@ -392,61 +406,8 @@ __global__ void __launch_bounds__(BLOCK) floor_v9t(const float* __restrict__ in,
         ticket = static_cast<unsigned int>(old);
         tag = static_cast<unsigned int>(old >> 32) + 1u;
     }
-    float sum = probe::thread_sum_pred<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
-    sum = wr::block_sum_in_order<BLOCK>(sum);
-    if (threadIdx.x >= warplab::kWarpSize) return;
-    if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
-    ticket = __shfl_sync(0xffffffffu, ticket, 0);
-    tag = __shfl_sync(0xffffffffu, tag, 0);
-    if (ticket != gridDim.x - 1) return;
-    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
-    if (threadIdx.x == 0) {
-        *out = total;
-        wr::store_state(state, tag);
-    }
-}
-
-// As floor_v9t, with ONE loop for whole and partial rounds: every load of a round predicated on
-// its index, so the compiler sees a single loop body (floor_v9t's separate last round changed how
-// its main loop ran at UNROLL 4 with 132 blocks: 2^24 in 20.7 to 21.8 us instead of 18.3).
-namespace probe {
-template <int BLOCK, int UNROLL, warplab::reduce::Loads LOADS>
-__device__ __forceinline__ float thread_sum_one_loop(const float* __restrict__ in, long long n) {
-    namespace wr = warplab::reduce;
-    const long long t = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
-    const long long threads = static_cast<long long>(gridDim.x) * BLOCK;
-    const long long misalign = static_cast<long long>((reinterpret_cast<unsigned long long>(in) / sizeof(float)) % 4);
-    const long long head = misalign == 0 ? 0 : (4 - misalign < n ? 4 - misalign : n);
-    const long long m = (n - head) / 4;
-    const long long tail = (n - head) - 4 * m;
-    const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
-    float sum = 0.0f;
-    if (t < head) sum += in[t];
-    if (t < tail) sum += in[head + 4 * m + t];
-    for (long long i = t; i < m; i += UNROLL * threads) {
-        float4 v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (i + u * threads < m) v[u] = wr::load_vec4<LOADS>(body + i + u * threads);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (i + u * threads < m) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-    }
-    return sum;
-}
-}  // namespace probe
-
-template <int BLOCK, int UNROLL, int STREAM, int K>
-__global__ void __launch_bounds__(BLOCK) floor_v9q(const float* __restrict__ in, unsigned long long* slots,
-                                                   unsigned long long* state, float* out, long long n) {
-    namespace wr = warplab::reduce;
-    unsigned int ticket = 0, tag = 0;
-    if (threadIdx.x == 0) {
-        const unsigned long long old = atomicAdd(state, 1ull);
-        ticket = static_cast<unsigned int>(old);
-        tag = static_cast<unsigned int>(old >> 32) + 1u;
-    }
-    float sum = probe::thread_sum_one_loop<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
+    constexpr wr::Loads kLoads = STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly;
+    float sum = probe::thread_sum_whole_rounds<BLOCK, UNROLL, kLoads, ONE_LOOP>(in, n);
     sum = wr::block_sum_in_order<BLOCK>(sum);
     if (threadIdx.x >= warplab::kWarpSize) return;
     if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
