@@ -56,6 +56,27 @@ __device__ __forceinline__ void finish(float sum, float* out, float sentinel) {
     }
 }
 
+// The block's sum as v9 computes it (valid in thread 0): loads, then block_sum_in_order.
+template <int BLOCK, int UNROLL, int STREAM>
+__device__ __forceinline__ float block_partial(const float* __restrict__ in, long long n) {
+    namespace wr = warplab::reduce;
+    constexpr wr::Loads kLoads = STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly;
+    return wr::block_sum_in_order<BLOCK>(wr::thread_sum_vec4<BLOCK, UNROLL, kLoads>(in, n));
+}
+
+// Warp 0 of the collecting block: v9's collect of every slot with this launch's tag, the result,
+// and the workspace reset that keeps the tag (count 0).
+template <int K>
+__device__ __forceinline__ void collect_and_finish(const unsigned long long* slots, unsigned long long* state,
+                                                   float* out, unsigned int tag) {
+    namespace wr = warplab::reduce;
+    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
+    if (threadIdx.x == 0) {
+        *out = total;
+        wr::store_state(state, tag);
+    }
+}
+
 }  // namespace probe
 
 template <int BLOCK, int UNROLL, int LOADS, int MODE>
@@ -241,8 +262,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9e(const float* __restrict__ in,
     namespace wr = warplab::reduce;
     unsigned int tag = 0;
     if (threadIdx.x == 0) tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
-    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
-    sum = wr::block_sum_in_order<BLOCK>(sum);
+    const float sum = probe::block_partial<BLOCK, UNROLL, STREAM>(in, n);
     if (threadIdx.x >= warplab::kWarpSize) return;
     tag = __shfl_sync(0xffffffffu, tag, 0);
     const float own = __shfl_sync(0xffffffffu, sum, 0);
@@ -296,17 +316,11 @@ __global__ void __launch_bounds__(BLOCK) floor_v9c(const float* __restrict__ in,
     namespace wr = warplab::reduce;
     unsigned int tag = 0;
     if (threadIdx.x == 0) tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
-    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
-    sum = wr::block_sum_in_order<BLOCK>(sum);
+    const float sum = probe::block_partial<BLOCK, UNROLL, STREAM>(in, n);
     if (threadIdx.x >= warplab::kWarpSize) return;
     if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
     if (blockIdx.x != (WHO == 0 ? gridDim.x - 1 : 0u)) return;
-    tag = __shfl_sync(0xffffffffu, tag, 0);
-    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
-    if (threadIdx.x == 0) {
-        *out = total;
-        wr::store_state(state, tag);
-    }
+    probe::collect_and_finish<K>(slots, state, out, __shfl_sync(0xffffffffu, tag, 0));
 }
 
 // v9 with tickets drawn in two levels, so that no counter takes more than G (or gridDim.x / G)
@@ -329,17 +343,11 @@ __global__ void __launch_bounds__(BLOCK) floor_v9h(const float* __restrict__ in,
         if (atomicInc(&groups[32 * group], size - 1u) == size - 1u)
             collects = static_cast<unsigned int>(atomicAdd(state, 1ull)) == ngroups - 1u;
     }
-    float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
-    sum = wr::block_sum_in_order<BLOCK>(sum);
+    const float sum = probe::block_partial<BLOCK, UNROLL, STREAM>(in, n);
     if (threadIdx.x >= warplab::kWarpSize) return;
     if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
     if (!__shfl_sync(0xffffffffu, collects, 0)) return;
-    tag = __shfl_sync(0xffffffffu, tag, 0);
-    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
-    if (threadIdx.x == 0) {
-        *out = total;
-        wr::store_state(state, tag);
-    }
+    probe::collect_and_finish<K>(slots, state, out, __shfl_sync(0xffffffffu, tag, 0));
 }
 
 // v9 (one 64-bit ticket, warp 0 collects) with the grid-stride loop's last, partial round issued
@@ -414,9 +422,5 @@ __global__ void __launch_bounds__(BLOCK) floor_v9t(const float* __restrict__ in,
     ticket = __shfl_sync(0xffffffffu, ticket, 0);
     tag = __shfl_sync(0xffffffffu, tag, 0);
     if (ticket != gridDim.x - 1) return;
-    const float total = warplab::WarpReduceSum(wr::collect_slots<warplab::kWarpSize, K>(slots, tag, threadIdx.x));
-    if (threadIdx.x == 0) {
-        *out = total;
-        wr::store_state(state, tag);
-    }
+    probe::collect_and_finish<K>(slots, state, out, tag);
 }
