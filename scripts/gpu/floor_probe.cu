@@ -356,9 +356,9 @@ __global__ void __launch_bounds__(BLOCK) floor_v9h(const float* __restrict__ in,
 // waits for each of those loads in turn, which costs a memory latency per vector when the grid does
 // not divide the input into whole rounds (132 blocks at 2^24, say).
 //   ONE_LOOP 0: thread_sum_vec4's loop of whole rounds, then one predicated round;
-//   ONE_LOOP 1: one loop for whole and partial rounds, every load predicated on its index (the
-//               separate last round changed how the main loop ran at UNROLL 4 with 132 blocks:
-//               2^24 in 20.7 to 21.8 us instead of 18.3).
+//   ONE_LOOP 1: one loop for whole and partial rounds, every load predicated on its index: does a
+//               single loop body avoid what slowed ONE_LOOP 0 at UNROLL 4 on 132 blocks (2^24 in
+//               20.7 to 21.8 us against 18.3 with thread_sum_vec4; round 5 did not find the cause)?
 namespace probe {
 // One round of up to UNROLL vectors from i (stride `threads`): every load issued, then the adds of
 // those below m, in index order.

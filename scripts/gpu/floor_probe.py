@@ -4,7 +4,7 @@ the empty kernel (one block of 32) and an empty kernel of each launch shape; the
 (MODE 0) with five load instructions; the loads and the block tree with no combine across blocks
 (MODE 1, v9 without its slots); the same read by bulk copies (TMA) into shared memory; v9 at the
 same shapes and as dispatched; the parts of v9's combine across blocks (floor_v9's variants); v9's logic with other
-combines and load loops, each with several workspace placements (kinds k, e, c, h, t, q: V9K, V9E, V9C, V9H, V9T);
+combines and load loops, each with several workspace placements (kinds k, e, c, h, t, q: V9K, V9E, V9C, V9H, V9T, V9Q);
 and cupy.sum. What it showed: docs/probes/ (v9_round4.md, v9_round5.md; kind q has not run yet).
 
     python3 scripts/gpu/floor_probe.py OUT.json [--sizes 19,20,21,24] [--reps 5]
@@ -76,7 +76,8 @@ def configs(n: int, sm: int) -> list[tuple]:
     out += [("c", *k, coop) for k in V9C.get(n, []) for coop in (0, 1, 2)]
     out += [("h", *k) for k in V9H.get(n, [])]
     out += [("t", *k) for k in V9T.get(n, [])]
-    out += [("q", *k) for k in V9T.get(n, [])]
+    out += [("k", *k[:4], 1, k[4]) for k in V9T.get(n, [])]
+    out += [("q", *k) for k in V9Q.get(n, [])]
     if n in ONE_BLOCK:
         b, u = ONE_BLOCK[n]
         out.append(("load", b, u, 1, 0, 1))
@@ -110,17 +111,29 @@ V9E = {
 # module (2) (the kind's last field); two-level tickets (floor_v9h): (B, U, G, STREAM, K, GROUP).
 V9C = {
     2**19: [(256, 4, 128, 0, 4, 0), (512, 4, 64, 0, 4, 0)],
-    2**20: [(256, 4, 256, 0, 8, 0), (512, 4, 128, 0, 4, 0), (1024, 2, 128, 0, 4, 0)],
+    2**20: [(256, 4, 256, 0, 8, 0), (256, 4, 256, 0, 8, 1), (512, 4, 128, 0, 4, 0), (1024, 2, 128, 0, 4, 0)],
     2**21: [(512, 4, 256, 0, 8, 0), (1024, 4, 128, 0, 4, 0)],
-    2**24: [(1024, 4, 128, 1, 4, 0)],
+    2**24: [(1024, 4, 128, 1, 4, 0), (1024, 4, 128, 1, 4, 1)],
 }
 V9H = {
     2**20: [(256, 4, 256, 0, 8, 8), (256, 4, 256, 0, 8, 16), (256, 4, 256, 0, 8, 32), (512, 4, 128, 0, 4, 16)],
     2**24: [(1024, 4, 128, 1, 4, 16), (1024, 4, 128, 1, 4, 8)],
 }
-# The last partial round issued whole (floor_v9t), beside v9k with the same shape: (B, U, G, STREAM, K)
-# (v9k's PACKED field is added where the config is built).
+# The last partial round issued whole (floor_v9t<..., false>, kind t), each beside v9k with the same shape
+# (PACKED 1): (B, U, G, STREAM, K). The union of what round 5's runs C and D timed.
 V9T = {
+    2**20: [(256, 4, 264, 0, 8), (512, 4, 132, 0, 8), (256, 2, 264, 0, 8)],
+    2**21: [(512, 4, 264, 0, 16), (512, 4, 132, 0, 8), (1024, 4, 132, 0, 8)],
+    2**23: [(1024, 8, 132, 1, 8), (1024, 4, 128, 1, 4), (1024, 8, 128, 1, 4)],
+    2**24: [(1024, 8, 132, 1, 8), (1024, 4, 128, 1, 4), (1024, 8, 128, 1, 4), (1024, 4, 132, 1, 8),
+            (1024, 16, 132, 1, 8), (1024, 6, 132, 1, 8), (512, 8, 264, 1, 16), (512, 4, 264, 1, 16)],
+    2**25: [(1024, 8, 132, 1, 8), (1024, 4, 128, 1, 4), (1024, 8, 128, 1, 4), (1024, 4, 132, 1, 8),
+            (1024, 16, 132, 1, 8)],
+    2**26: [(1024, 8, 132, 1, 8), (1024, 4, 128, 1, 4), (1024, 4, 132, 1, 8), (1024, 8, 264, 1, 16)],
+    2**27: [(1024, 8, 132, 1, 8), (1024, 4, 264, 1, 16), (1024, 8, 264, 1, 16)],
+}
+# One loop for whole and partial rounds (floor_v9t<..., true>, kind q; not run yet): (B, U, G, STREAM, K).
+V9Q = {
     2**20: [(256, 4, 256, 0, 8), (512, 4, 132, 0, 8)],
     2**21: [(512, 4, 256, 0, 8), (512, 4, 264, 0, 16)],
     2**24: [(1024, 8, 132, 1, 8), (1024, 4, 128, 1, 4), (1024, 4, 132, 1, 8), (512, 8, 264, 1, 16), (512, 4, 264, 1, 16)],
