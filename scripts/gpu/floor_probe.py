@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import cupy
 import numpy as np
 
 from helpers import bench
@@ -26,6 +25,8 @@ from helpers.engine import kernels
 from helpers.topics import reduce as R
 
 SRC = (Path(__file__).with_name("floor_probe.cu")).read_text()
+# Config kinds that launch a floor_probe.cu instantiation (v9 and v9s launch reduce_v9 itself).
+COMPILED_KINDS = ("empty", "load", "tma", "combine", "k", "e", "c", "h", "t", "q")
 LOAD_NAMES = ("nc", "cs", "nc.na.256B", "nc.128B", "nc.na")
 
 
@@ -165,6 +166,12 @@ _NAMES: dict[str, Any] = {
 }
 
 
+def instantiations(sizes: Any, sm: int, kinds: Any = COMPILED_KINDS) -> list[str]:
+    """The floor_probe.cu name expressions the configs of every size in ``sizes`` (floats) launch,
+    for a GPU of ``sm`` SMs, restricted to ``kinds``."""
+    return sorted({expr(c) for n in sizes for c in configs(n, sm) if c[0] in kinds and c[0] in COMPILED_KINDS})
+
+
 def expr(c: tuple) -> str:
     """The floor_probe.cu instantiation a config launches (v9 and v9s configs launch reduce_v9 itself)."""
     return _NAMES[c[0]](c)[0]
@@ -177,6 +184,8 @@ def label(c: tuple) -> str:
 
 class V9:
     def __init__(self, x, block: int, unroll: int, grid: int, stream: int):
+        import cupy
+
         mod = kernels.module("reduce_v9", name_expressions=(f"reduce_v9<{block}>",),
                              defines=(f"REDUCE_UNROLL={unroll}", f"REDUCE_STREAM={stream}"))
         self.k = mod.get_function(f"reduce_v9<{block}>")
@@ -196,13 +205,14 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s, k, e, c, h, t, q)")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
+    import cupy
+
     sm = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-    every = {c for k in args.sizes.split(",") for c in configs(2 ** int(k), sm) if c[0] in ("empty", "load", "tma", "combine", "k", "e", "c", "h", "t", "q")}
-    names = sorted({expr(c) for c in every})
+    sizes = [2 ** int(k) for k in args.sizes.split(",")]
     opts = ("-std=c++17", *kernels.include_options())
-    mod = cupy.RawModule(code=SRC, options=opts, name_expressions=names)
-    coop_names = sorted({expr(c) for c in every if c[0] == "c"})
-    coop = cupy.RawModule(code=SRC, options=opts, name_expressions=coop_names, enable_cooperative_groups=True)
+    mod = cupy.RawModule(code=SRC, options=opts, name_expressions=instantiations(sizes, sm))
+    coop = cupy.RawModule(code=SRC, options=opts, name_expressions=instantiations(sizes, sm, ("c",)),
+                          enable_cooperative_groups=True)
     rows = []
     t_all = time.time()
     for k in (int(s) for s in args.sizes.split(",")):
