@@ -11,7 +11,6 @@ import json
 import sys
 from pathlib import Path
 
-import cupy
 import numpy as np
 
 from helpers import bench
@@ -20,11 +19,13 @@ from helpers.topics import reduce as R
 
 SRC = Path(__file__).with_name("one_block_probe.cu").read_text()
 CONFIGS = [(b, u, t, lay) for b, u, t, lay in itertools.product((128, 256, 512), (1, 2, 4), (0, 1, 2), (0, 1, 2))]
+NAMES = [f"probe_one<{b}, {u}, {t}, {lay}>" for b, u, t, lay in CONFIGS]
 
 
 def main(path: str) -> None:
-    names = [f"probe_one<{b}, {u}, {t}, {lay}>" for b, u, t, lay in CONFIGS]
-    mod = cupy.RawModule(code=SRC, options=("-std=c++17", *kernels.include_options()), name_expressions=names)
+    import cupy
+
+    mod = cupy.RawModule(code=SRC, options=("-std=c++17", *kernels.include_options()), name_expressions=NAMES)
     out_rows = []
     for k in (10, 11, 12, 13, 14):
         n = 2**k
@@ -36,7 +37,7 @@ def main(path: str) -> None:
             first, second = plan.launchers(x)
             fns[f"{v} dispatched b{plan.block} u{plan.unroll}"] = (lambda f=first, g=second: (f(), g()))
         ok = {}
-        for (b, u, t, lay), name in zip(CONFIGS, names):
+        for (b, u, t, lay), name in zip(CONFIGS, NAMES):
             if b * u * 4 > 4 * n:      # more than one float4 slot per vector: skip idle threads
                 continue
             fn = mod.get_function(name)
