@@ -56,6 +56,12 @@ __device__ __forceinline__ void finish(float sum, float* out, float sentinel) {
     }
 }
 
+// This launch's tag, read with one ld.relaxed of the workspace word (the last launch's tag + 1),
+// for the variants that draw no ticket at the start.
+__device__ __forceinline__ unsigned int launch_tag(const unsigned long long* state) {
+    return static_cast<unsigned int>(warplab::reduce::load_slot(state) >> 32) + 1u;
+}
+
 // The block's sum as v9 computes it (valid in thread 0): loads, then block_sum_in_order.
 template <int BLOCK, int UNROLL, int STREAM>
 __device__ __forceinline__ float block_partial(const float* __restrict__ in, long long n) {
@@ -261,7 +267,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9e(const float* __restrict__ in,
                                                    unsigned long long* state, float* out, long long n) {
     namespace wr = warplab::reduce;
     unsigned int tag = 0;
-    if (threadIdx.x == 0) tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
+    if (threadIdx.x == 0) tag = probe::launch_tag(state);
     const float sum = probe::block_partial<BLOCK, UNROLL, STREAM>(in, n);
     if (threadIdx.x >= warplab::kWarpSize) return;
     tag = __shfl_sync(0xffffffffu, tag, 0);
@@ -315,7 +321,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9c(const float* __restrict__ in,
                                                    unsigned long long* state, float* out, long long n) {
     namespace wr = warplab::reduce;
     unsigned int tag = 0;
-    if (threadIdx.x == 0) tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
+    if (threadIdx.x == 0) tag = probe::launch_tag(state);
     const float sum = probe::block_partial<BLOCK, UNROLL, STREAM>(in, n);
     if (threadIdx.x >= warplab::kWarpSize) return;
     if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
@@ -337,7 +343,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9h(const float* __restrict__ in,
     unsigned int tag = 0;
     bool collects = false;
     if (threadIdx.x == 0) {
-        tag = static_cast<unsigned int>(wr::load_slot(state) >> 32) + 1u;
+        tag = probe::launch_tag(state);
         const unsigned int group = blockIdx.x / G, ngroups = (gridDim.x + G - 1) / G;
         const unsigned int size = min(static_cast<unsigned int>(G), gridDim.x - group * G);
         if (atomicInc(&groups[32 * group], size - 1u) == size - 1u)
