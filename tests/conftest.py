@@ -5,6 +5,9 @@
   not installed (macOS, or a venv without the nvrtc set). With ``WARPLAB_REQUIRE_NVRTC=1`` (CI's run
   with the NVIDIA wheels) a missing NVRTC stops the run instead, so compile tests never skip there
   unnoticed.
+* ``@pytest.mark.needs_sass``: assembles PTX with ptxas and reads the SASS with cuobjdump
+  (:mod:`helpers.engine.sass`); skipped with the reason where either is missing, and with
+  ``WARPLAB_REQUIRE_SASS=1`` (CI) a missing tool stops the run instead.
 """
 from __future__ import annotations
 
@@ -23,6 +26,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 raise pytest.UsageError(f"WARPLAB_REQUIRE_NVRTC is set, but: {nvrtc.HOW_TO_GET_IT}")
             skip = pytest.mark.skip(reason="needs NVRTC, not installed here (./warplab add nvrtc; macOS has none)")
             for item in nvrtc_items:
+                item.add_marker(skip)
+    sass_items = [i for i in items if i.get_closest_marker("needs_sass")]
+    if sass_items:
+        from helpers.engine import sass
+
+        if not sass.available():
+            if os.environ.get("WARPLAB_REQUIRE_SASS"):
+                raise pytest.UsageError(f"WARPLAB_REQUIRE_SASS is set, but: {sass.HOW_TO_GET_IT}")
+            skip = pytest.mark.skip(reason="needs ptxas and cuobjdump (a CUDA toolkit, or the nvidia-cuda-nvcc and "
+                                           "nvidia-cuda-cuobjdump wheels)")
+            for item in sass_items:
                 item.add_marker(skip)
     gpu_items = [i for i in items if i.get_closest_marker("gpu")]
     if not gpu_items:

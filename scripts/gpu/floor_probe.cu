@@ -222,10 +222,11 @@ __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, 
 
 // v9's logic with warp 0 collecting up to 32 * K slots, K loads per lane in flight, the ticket
 // and the tag drawn by two accesses (PACKED 0: atomicAdd on state[0], ld.relaxed of state[1]) or
-// by one 64-bit atomicAdd on {tag, count} (PACKED 1).
+// by one 64-bit atomicAdd on {tag, count} (PACKED 1). The body of floor_v9k and floor_v9m.
+namespace probe {
 template <int BLOCK, int UNROLL, int STREAM, int PACKED, int K>
-__global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in, unsigned long long* slots,
-                                                   unsigned int* state, float* out, long long n) {
+__device__ __forceinline__ void v9k(const float* __restrict__ in, unsigned long long* slots, unsigned int* state,
+                                    float* out, long long n) {
     namespace wr = warplab::reduce;
     unsigned int ticket = 0, tag = 0;
     if (threadIdx.x == 0) {
@@ -235,7 +236,7 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
             tag = static_cast<unsigned int>(old >> 32) + 1u;
         } else {
             ticket = atomicAdd(&state[0], 1u);
-            tag = probe::load_u32(&state[1]) + 1u;
+            tag = load_u32(&state[1]) + 1u;
         }
     }
     float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
@@ -251,10 +252,27 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
         if constexpr (PACKED) {
             asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32) : "memory");
         } else {
-            probe::store_u32(&state[0], 0u);
-            probe::store_u32(&state[1], tag);
+            store_u32(&state[0], 0u);
+            store_u32(&state[1], tag);
         }
     }
+}
+}  // namespace probe
+
+template <int BLOCK, int UNROLL, int STREAM, int PACKED, int K>
+__global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in, unsigned long long* slots,
+                                                   unsigned int* state, float* out, long long n) {
+    probe::v9k<BLOCK, UNROLL, STREAM, PACKED, K>(in, slots, state, out, n);
+}
+
+// floor_v9k (PACKED 1: v9's own code) under __launch_bounds__(BLOCK, MINB): with a minimum of MINB
+// resident blocks per SM declared, ptxas 13.0 keeps every one of a round's UNROLL float4 loads in
+// flight in the grid-stride loop's SASS; with the maximum block size alone it kept 4 to 6 of 8
+// (helpers.engine.sass; docs/probes/v9_round5.md, section 3). Does the hardware see the difference?
+template <int BLOCK, int UNROLL, int STREAM, int K, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB) floor_v9m(const float* __restrict__ in, unsigned long long* slots,
+                                                         unsigned int* state, float* out, long long n) {
+    probe::v9k<BLOCK, UNROLL, STREAM, 1, K>(in, slots, state, out, n);
 }
 
 // v9 with the ticket drawn at the END (the last block to finish collects): the tag is read when a

@@ -4,8 +4,9 @@ the empty kernel (one block of 32) and an empty kernel of each launch shape; the
 (MODE 0) with five load instructions; the loads and the block tree with no combine across blocks
 (MODE 1, v9 without its slots); the same read by bulk copies (TMA) into shared memory; v9 at the
 same shapes and as dispatched; the parts of v9's combine across blocks (floor_v9's variants); v9's logic with other
-combines and load loops, each with several workspace placements (kinds k, e, c, h, t, q: V9K, V9E, V9C, V9H, V9T, V9Q);
-and cupy.sum. What it showed: docs/probes/ (v9_round4.md, v9_round5.md; kind q has not run yet).
+combines, load loops and launch bounds, each with several workspace placements (kinds k, e, c, h, t, q, m: V9K, V9E,
+V9C, V9H, V9T, V9Q, V9M); and cupy.sum. What it showed: docs/probes/ (v9_round4.md, v9_round5.md; kinds q and m have
+not run yet).
 
     python3 scripts/gpu/floor_probe.py OUT.json [--sizes 19,20,21,24] [--reps 5]
 """
@@ -26,7 +27,7 @@ from helpers.topics import reduce as R
 
 SRC = (Path(__file__).with_name("floor_probe.cu")).read_text()
 # Config kinds that launch a floor_probe.cu instantiation (v9 and v9s launch reduce_v9 itself).
-COMPILED_KINDS = ("empty", "load", "tma", "combine", "k", "e", "c", "h", "t", "q")
+COMPILED_KINDS = ("empty", "load", "tma", "combine", "k", "e", "c", "h", "t", "q", "m")
 LOAD_NAMES = ("nc", "cs", "nc.na.256B", "nc.128B", "nc.na")
 
 
@@ -79,6 +80,8 @@ def configs(n: int, sm: int) -> list[tuple]:
     out += [("t", *k) for k in V9T.get(n, [])]
     out += [("k", *k[:4], 1, k[4]) for k in V9T.get(n, [])]
     out += [("q", *k) for k in V9Q.get(n, [])]
+    out += [("m", *k) for k in V9M.get(n, [])]
+    out += [("k", *k[:4], 1, k[4]) for k in V9M.get(n, [])]
     if n in ONE_BLOCK:
         b, u = ONE_BLOCK[n]
         out.append(("load", b, u, 1, 0, 1))
@@ -141,6 +144,19 @@ V9Q = {
     2**25: [(1024, 8, 132, 1, 8), (1024, 4, 132, 1, 8)],
     2**26: [(1024, 8, 132, 1, 8), (1024, 4, 132, 1, 8)],
 }
+# v9's code under __launch_bounds__(BLOCK, MINB) (floor_v9m, kind m; not run yet), each beside v9k with the
+# same shape (PACKED 1): (B, U, G, STREAM, K, MINB). Whole rounds at powers of two (no one-at-a-time tail).
+# In ptxas 13.0's SASS these keep U float4 loads in flight, where v9k keeps 3 to 6 of 8 (test_sass.py).
+_V9M_HBM = [(1024, 8, 128, 1, 4, 1), (512, 8, 256, 1, 8, 1), (256, 8, 512, 1, 16, 1), (1024, 4, 128, 1, 4, 1)]
+V9M = {
+    2**20: [(256, 4, 256, 0, 8, 1), (512, 4, 128, 0, 4, 1)],
+    2**21: [(512, 4, 256, 0, 8, 1), (512, 8, 128, 0, 4, 1)],
+    2**23: _V9M_HBM,
+    2**24: _V9M_HBM + [(512, 16, 256, 1, 8, 1), (256, 16, 512, 1, 16, 1)],
+    2**25: _V9M_HBM + [(512, 16, 256, 1, 8, 1)],
+    2**26: _V9M_HBM,
+    2**27: _V9M_HBM,
+}
 # One block, no combine: floor_kernel<B, U, 0, 1> at grid 1 beside v9 as dispatched (B, U).
 ONE_BLOCK = {2**10: (128, 2), 2**11: (128, 4), 2**12: (256, 4), 2**13: (512, 4), 2**14: (512, 4)}
 
@@ -157,6 +173,8 @@ _NAMES: dict[str, Any] = {
                     f"v9groups G{c[6]} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
     "t": lambda c: (f"floor_v9t<{c[1]}, {c[2]}, {c[4]}, {c[5]}, false>", f"v9pred s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
     "q": lambda c: (f"floor_v9t<{c[1]}, {c[2]}, {c[4]}, {c[5]}, true>", f"v9oneloop s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
+    "m": lambda c: (f"floor_v9m<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
+                    f"v9minb{c[6]} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
     "empty": lambda c: (f"floor_empty<{c[1]}>", f"empty b{c[1]} g{c[2]}"),
     "load": lambda c: (f"floor_kernel<{c[1]}, {c[2]}, {c[4]}, {c[5]}>",
                        f"{'loads' if c[5] == 0 else 'loads+tree'} {LOAD_NAMES[c[4]]} b{c[1]} u{c[2]} g{c[3]}"),
@@ -202,7 +220,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--sizes", default="19,20,21,24")
-    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s, k, e, c, h, t, q)")
+    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s, k, e, c, h, t, q, m)")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     import cupy
@@ -237,7 +255,7 @@ def main() -> None:
             fn = (coop if c[0] == "c" and c[7] == 1 else mod).get_function(expr(c))
             if c[0] == "c" and c[7] == 2:  # the plain module's function, launched by cuLaunchCooperativeKernel
                 fn = (lambda f=fn.kernel: lambda g, b, a: f(g, b, a, enable_cooperative_groups=True))()
-            if c[0] in ("k", "e", "c", "h", "t", "q"):
+            if c[0] in ("k", "e", "c", "h", "t", "q", "m"):
                 for p in range(PLACEMENTS):
                     pad = cupy.empty(1 + 4099 * p, dtype=cupy.uint8)  # moves the next allocations
                     ws = (cupy.zeros(c[3], dtype=cupy.uint64), cupy.zeros(1, dtype=cupy.uint64),

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from helpers.engine import sass
 from helpers.topics.reduce_maps import machine_counters
 
 VERSIONS: tuple[str, ...] = ("v0", "v1", "v2", "v3", "v4")
@@ -118,19 +119,8 @@ _PTX_KINDS: dict[str, str] = {r"ld(\.volatile)?\.shared": "shared load", r"st(\.
 
 
 def _functions_sass(text: str) -> dict[str, list[str]]:
-    """cuobjdump -sass text -> {mangled function: [opcode, ...]} (predicates and operands dropped)."""
-    out: dict[str, list[str]] = {}
-    cur = None
-    for line in text.splitlines():
-        m = re.match(r"\s*Function : (\S+)", line)
-        if m:
-            cur = m.group(1)
-            out[cur] = []
-            continue
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
-        if cur and m:
-            out[cur].append(m.group(1).split(".")[0])
-    return out
+    """cuobjdump -sass text -> {mangled function: [opcode, ...]} (modifiers, predicates and operands dropped)."""
+    return {name: [ins.opcode.split(".")[0] for ins in body] for name, body in sass.functions(text).items()}
 
 
 def _functions_ptx(ptx: str) -> dict[str, list[str]]:

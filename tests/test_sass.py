@@ -1,0 +1,151 @@
+"""SASS read on the CPU (helpers.engine.sass): the parser and the loads-in-flight count on two real loops
+(below, from ptxas 13.0.88 for sm_90), then, where ptxas and cuobjdump are found, the kernels themselves:
+
+* every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the
+  "four loads in flight per thread" of notebook 06 holds in the code the GPU runs, not only in the source;
+* notebook 06's "eight a round" cells of the tuning table keep fewer in flight (the H200's ptxas only);
+* the floor probe's premises (docs/probes/v9_round5.md, section 3): its kind m keeps every load in flight,
+  and the whole-last-round variant at four loads (20.7 to 21.8 us at 2^24 on the H200) keeps one.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers.engine import kernels, nvrtc, sass
+from helpers.topics import reduce as R
+
+# floor_v9t<1024, 4, 1, 8, false>'s grid-stride loop: each load's adds before the next load, one register quad
+SERIAL = """
+        Function : serial
+        /*0540*/                   LDG.E.EF.128 R8, desc[UR10][R14.64] ;   /* 0x0000000a0e087981 */
+        /*0550*/                   IADD3 R16, P0, R12, R14, RZ ;
+        /*0560*/                   IADD3.X R17, R13, R15, RZ, P0, !PT ;
+        /*0570*/                   FADD R18, R8, R9 ;
+        /*0580*/                   FADD R19, R10, R11 ;
+        /*0590*/                   LDG.E.EF.128 R8, desc[UR10][R16.64] ;
+        /*05a0*/                   FADD R19, R18, R19 ;
+        /*05b0*/                   IADD3 R18, P0, R12, R16, RZ ;
+        /*05c0*/                   FADD R4, R19, R4 ;
+        /*05d0*/                   IADD3.X R19, R13, R17, RZ, P0, !PT ;
+        /*05e0*/                   FADD R20, R8, R9 ;
+        /*05f0*/                   FADD R15, R10, R11 ;
+        /*0600*/                   LDG.E.EF.128 R8, desc[UR10][R18.64] ;
+        /*0610*/                   FADD R15, R20, R15 ;
+        /*0620*/                   FADD R16, R8, R9 ;
+        /*0630*/                   ISETP.GE.AND.EX P0, PT, R8, UR9, PT, P0 ;
+        /*0640*/              @!P0 BRA 0x540 ;
+"""
+# floor_v9k<1024, 4, 1, 1, 4>'s (v9's code): four loads, then the adds
+BURST = """
+        Function : burst
+        /*0550*/                   LDG.E.EF.128 R4, desc[UR10][R4.64] ;
+        /*0560*/                   IADD3 R8, P0, R9, UR16, RZ ;
+        /*0570*/                   IADD3.X R9, R22, UR5, RZ, P0, !PT ;
+        /*0580*/                   IADD3 R26, P0, R8, UR16, RZ ;
+        /*0590*/                   IADD3.X R27, R9, UR5, RZ, P0, !PT ;
+        /*05a0*/                   IADD3 R22, P0, R26, UR16, RZ ;
+        /*05b0*/                   LDG.E.EF.128 R8, desc[UR10][R8.64] ;
+        /*05c0*/                   IADD3.X R23, R27, UR5, RZ, P0, !PT ;
+        /*05d0*/                   LDG.E.EF.128 R12, desc[UR10][R26.64] ;
+        /*05e0*/              @!P1 LDG.E.EF.128 R16, desc[UR10][R22.64] ;
+        /*05f0*/                   MOV R29, UR15 ;
+        /*0600*/                   FADD R4, R4, R5 ;
+        /*0610*/                   FADD R7, R6, R7 ;
+        /*0620*/                   FADD R8, R8, R9 ;
+        /*0630*/                   FADD R12, R12, R13 ;
+        /*0640*/                   FADD R16, R16, R17 ;
+        /*0650*/              @!P0 BRA 0x550 ;
+        /*0660*/                   EXIT ;
+"""
+LOG = """ptxas info    : Compiling entry function 'burst' for 'sm_90'
+ptxas info    : Function properties for burst
+    0 bytes stack frame, 176 bytes spill stores, 176 bytes spill loads
+ptxas info    : Used 64 registers, used 1 barriers, 128 bytes smem
+"""
+
+
+def test_parser_reads_addresses_predicates_opcodes_and_bracketed_operands() -> None:
+    burst = sass.functions(BURST)["burst"]
+    assert burst[0] == sass.Instruction(0x550, "", "LDG.E.EF.128", ("R4", "desc[UR10][R4.64]"))
+    assert burst[9].predicate == "@!P1" and burst[-1].opcode == "EXIT"
+    assert sass.loops(burst) == [(0x550, 0x650)]
+
+
+def test_loads_in_flight_tells_a_burst_from_a_serial_loop() -> None:
+    for text, name, expected in ((BURST, "burst", 4), (SERIAL, "serial", 1)):
+        body = sass.functions(text)[name]
+        assert sass.main_loop_loads_in_flight(body) == expected, name
+    assert sass.main_loop_loads_in_flight(sass.functions(BURST)["burst"], bits=64) == 0
+
+
+def test_resources_read_registers_and_spills() -> None:
+    assert sass.resources(LOG) == {"burst": sass.Resources(64, 176, 176)}
+
+
+def test_assemble_names_a_bad_arch() -> None:
+    with pytest.raises(ValueError, match="arch"):
+        sass.assemble("", arch="compute_90")
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels, through ptxas and cuobjdump
+
+
+def _in_flight(src: str, names: list[str], defines: tuple[str, ...] = ()) -> dict[str, int]:
+    compiled = nvrtc.compile(src, options=("-std=c++17", "-arch=compute_90", *defines, *kernels.include_options()),
+                             name_expressions=names)
+    funcs = sass.functions(sass.assemble(compiled.ptx).sass)
+    return {n: sass.main_loop_loads_in_flight(funcs[compiled.lowered[n]]) for n in names}
+
+
+@pytest.fixture(scope="module")
+def h200_ptxas() -> None:
+    """The claims about what ptxas does hold for the H200 host's release; another may schedule differently."""
+    if sass.ptxas_release() != sass.H200_PTXAS:
+        pytest.skip(f"ptxas here is {sass.ptxas_release()}, the H200 host's is {sass.H200_PTXAS}")
+
+
+@pytest.mark.needs_nvrtc
+@pytest.mark.needs_sass
+def test_every_v9_launch_on_the_h200_keeps_its_round_of_loads_in_flight() -> None:
+    sizes = sorted({2**k for k in range(10, 31)} | {1000, 10_007, 100_003, 3 * 2**20 + 1, 2**28 + 3})
+    launches: dict[tuple[int, bool, str], int] = {}
+    for n in sizes:
+        launch = R.v9_launch(n, R.MACHINE_L2_BYTES)
+        grids = R.pass_grids("v9", n, launch.block, R.machine_resident_blocks(launch.block), launch.unroll,
+                             R.MACHINE_L2_BYTES)
+        launches[(launch.unroll, launch.stream, R.kernel_name("v9", launch.block, grids[0]))] = n
+    assert len(launches) >= 5
+    groups: dict[tuple[int, bool], list[str]] = {}
+    for unroll, stream, name in launches:
+        groups.setdefault((unroll, stream), []).append(name)
+    for (unroll, stream), names in groups.items():
+        found = _in_flight(kernels.source("reduce_v9"), names, (f"-DREDUCE_UNROLL={unroll}",
+                                                               f"-DREDUCE_STREAM={int(stream)}"))
+        assert found == {n: unroll for n in names}, (unroll, stream)
+
+
+@pytest.mark.needs_nvrtc
+@pytest.mark.needs_sass
+def test_eight_loads_a_round_are_not_eight_in_flight_in_v9(h200_ptxas: None) -> None:
+    names = [f"reduce_v9<{b}>" for b in (128, 256, 512, 1024)]
+    found = _in_flight(kernels.source("reduce_v9"), names, ("-DREDUCE_UNROLL=8", "-DREDUCE_STREAM=1"))
+    assert all(4 <= k < 8 for k in found.values()), found
+
+
+@pytest.mark.needs_nvrtc
+@pytest.mark.needs_sass
+def test_floor_probe_premises(h200_ptxas: None) -> None:
+    spec = importlib.util.spec_from_file_location("floor_probe", Path(__file__).resolve().parents[1] / "scripts"
+                                                  / "gpu" / "floor_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    minb = sorted({probe.expr(("m", *c)) for cs in probe.V9M.values() for c in cs})
+    pathology = "floor_v9t<1024, 4, 1, 8, false>"
+    found = _in_flight(probe.SRC, [*minb, pathology])
+    assert {n: found[n] for n in minb} == {n: int(n.split(", ")[1]) for n in minb}
+    assert found[pathology] == 1
