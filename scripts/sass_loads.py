@@ -24,7 +24,13 @@ sys.path.insert(0, str(ROOT))
 
 from helpers.engine import kernels, nvrtc, sass  # noqa: E402
 
-V9_BOUNDS = "__launch_bounds__(BLOCK) reduce_v9"
+
+
+def _floor_probe():
+    spec = importlib.util.spec_from_file_location("floor_probe", ROOT / "scripts" / "gpu" / "floor_probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    return probe
 
 
 def _rows(src: str, names: list[str], defines: tuple[str, ...] = ()) -> list[tuple[str, int, sass.Resources]]:
@@ -41,11 +47,7 @@ def _print(label: str, issued: int, in_flight: int, r: sass.Resources) -> None:
 
 
 def v9(blocks: list[int], unrolls: list[int], min_blocks: int) -> None:
-    src = kernels.source("reduce_v9")
-    if min_blocks:
-        if V9_BOUNDS not in src:
-            raise SystemExit(f"kernels/reduce_v9.cu no longer declares {V9_BOUNDS!r}; update this script")
-        src = src.replace(V9_BOUNDS, f"__launch_bounds__(BLOCK, {min_blocks}) reduce_v9")
+    src = _floor_probe().v9_source(min_blocks)
     for stream in (0, 1):
         for u in unrolls:
             names = [f"reduce_v9<{b}>" for b in blocks]
@@ -55,9 +57,7 @@ def v9(blocks: list[int], unrolls: list[int], min_blocks: int) -> None:
 
 
 def floor(sizes: list[int], kinds: list[str]) -> None:
-    spec = importlib.util.spec_from_file_location("floor_probe", ROOT / "scripts" / "gpu" / "floor_probe.py")
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
+    probe = _floor_probe()
     names = probe.instantiations([2**k for k in sizes], sm=132, kinds=tuple(kinds))
     for name, n, r in _rows(probe.SRC, names):
         unroll = int(re.match(r"\w+<\d+, (\d+)", name).group(1))

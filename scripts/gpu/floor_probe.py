@@ -26,7 +26,7 @@ from helpers.engine import kernels
 from helpers.topics import reduce as R
 
 SRC = (Path(__file__).with_name("floor_probe.cu")).read_text()
-# Config kinds that launch a floor_probe.cu instantiation (v9 and v9s launch reduce_v9 itself).
+# Config kinds that launch a floor_probe.cu instantiation (v9, v9s and v9m launch reduce_v9 itself).
 COMPILED_KINDS = ("empty", "load", "tma", "combine", "k", "e", "c", "h", "t", "q", "m")
 LOAD_NAMES = ("nc", "cs", "nc.na.256B", "nc.128B", "nc.na")
 
@@ -82,6 +82,7 @@ def configs(n: int, sm: int) -> list[tuple]:
     out += [("q", *k) for k in V9Q.get(n, [])]
     out += [("m", *k) for k in V9M.get(n, [])]
     out += [("k", *k[:4], 1, k[4]) for k in V9M.get(n, [])]
+    out += [(kind, *k[:3]) for k in V9M.get(n, []) if k[3] for kind in ("v9s", "v9m")]
     if n in ONE_BLOCK:
         b, u = ONE_BLOCK[n]
         out.append(("load", b, u, 1, 0, 1))
@@ -145,8 +146,10 @@ V9Q = {
     2**26: [(1024, 8, 132, 1, 8), (1024, 4, 132, 1, 8)],
 }
 # v9's code under __launch_bounds__(BLOCK, MINB) (floor_v9m, kind m; not run yet), each beside v9k with the
-# same shape (PACKED 1): (B, U, G, STREAM, K, MINB). Whole rounds at powers of two (no one-at-a-time tail).
-# In ptxas 13.0's SASS these keep U float4 loads in flight, where v9k keeps 3 to 6 of 8 (test_sass.py).
+# same shape (PACKED 1), and, for the evict-first (HBM) rows, reduce_v9 itself at the same shape with and
+# without __launch_bounds__(BLOCK, 1) (kinds v9s, v9m): (B, U, G, STREAM, K, MINB). Whole rounds at powers
+# of two (no one-at-a-time tail). In ptxas 13.0's SASS the MINB kernels keep U float4 loads in flight
+# (tests/test_sass.py); without it reduce_v9 keeps 4 to 6 of 8 (scripts/sass_loads.py v9).
 _V9M_HBM = [(1024, 8, 128, 1, 4, 1), (512, 8, 256, 1, 8, 1), (256, 8, 512, 1, 16, 1), (1024, 4, 128, 1, 4, 1)]
 V9M = {
     2**20: [(256, 4, 256, 0, 8, 1), (512, 4, 128, 0, 4, 1)],
@@ -191,7 +194,7 @@ def instantiations(sizes: Any, sm: int, kinds: Any = COMPILED_KINDS) -> list[str
 
 
 def expr(c: tuple) -> str:
-    """The floor_probe.cu instantiation a config launches (v9 and v9s configs launch reduce_v9 itself)."""
+    """The floor_probe.cu instantiation a config launches (v9, v9s and v9m configs launch reduce_v9 itself)."""
     return _NAMES[c[0]](c)[0]
 
 
@@ -200,13 +203,33 @@ def label(c: tuple) -> str:
     return _NAMES[c[0]](c)[1] if c[0] in _NAMES else f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
 
 
+V9_BOUNDS = "__launch_bounds__(BLOCK) reduce_v9"
+
+
+def v9_source(min_blocks: int) -> str:
+    """kernels/reduce_v9.cu, declared ``__launch_bounds__(BLOCK, min_blocks)`` when ``min_blocks`` > 0 (a
+    probe of the declaration; the kernel itself declares the block size alone)."""
+    src = kernels.source("reduce_v9")
+    if not min_blocks:
+        return src
+    if V9_BOUNDS not in src:
+        raise RuntimeError(f"kernels/reduce_v9.cu no longer declares {V9_BOUNDS!r}; update floor_probe.v9_source")
+    return src.replace(V9_BOUNDS, f"__launch_bounds__(BLOCK, {min_blocks}) reduce_v9")
+
+
 class V9:
-    def __init__(self, x, block: int, unroll: int, grid: int, stream: int):
+    """reduce_v9 itself at one launch shape (``min_blocks``: under ``__launch_bounds__(BLOCK, min_blocks)``)."""
+
+    def __init__(self, x, block: int, unroll: int, grid: int, stream: int, min_blocks: int = 0):
         import cupy
 
-        mod = kernels.module("reduce_v9", name_expressions=(f"reduce_v9<{block}>",),
-                             defines=(f"REDUCE_UNROLL={unroll}", f"REDUCE_STREAM={stream}"))
-        self.k = mod.get_function(f"reduce_v9<{block}>")
+        name, defines = f"reduce_v9<{block}>", (f"REDUCE_UNROLL={unroll}", f"REDUCE_STREAM={stream}")
+        if min_blocks:
+            mod = cupy.RawModule(code=v9_source(min_blocks), name_expressions=[name],
+                                 options=("-std=c++17", *(f"-D{d}" for d in defines), *kernels.include_options()))
+        else:
+            mod = kernels.module("reduce_v9", name_expressions=(name,), defines=defines)
+        self.k = mod.get_function(name)
         self.block, self.grid = block, grid
         self.out = cupy.empty(1, dtype=cupy.float32)
         self.args = (x, cupy.zeros(grid, dtype=cupy.uint64), cupy.zeros(1, dtype=cupy.uint64), self.out,
@@ -220,7 +243,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--sizes", default="19,20,21,24")
-    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s, k, e, c, h, t, q, m)")
+    ap.add_argument("--only", default="", help="comma-separated kinds to time (empty, load, tma, combine, v9, v9s, v9m, k, e, c, h, t, q, m)")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     import cupy
@@ -246,8 +269,8 @@ def main() -> None:
             if args.only and c[0] not in args.only.split(","):
                 continue
             key = label(c)
-            if c[0] in ("v9", "v9s"):
-                p = V9(x, c[1], c[2], c[3], int(c[0] == "v9s"))
+            if c[0] in ("v9", "v9s", "v9m"):
+                p = V9(x, c[1], c[2], c[3], int(c[0] != "v9"), int(c[0] == "v9m"))
                 p()
                 checks[key] = abs(float(p.out[0]) - ref) <= R.error_bound(ref, n, "v9", c[1], c[3])
                 fns[key] = p
