@@ -7,7 +7,7 @@ compiler is CUDA 13.0 (V13.0.88); the line printed first says which ptxas this i
 
 ``v9``: kernels/reduce_v9.cu at every block size and REDUCE_UNROLL, with evict-first loads (REDUCE_STREAM=1:
 the HBM regime) and without; ``--min-blocks 1`` builds it as ``__launch_bounds__(BLOCK, 1)`` instead of
-``__launch_bounds__(BLOCK)``, to compare. ``floor``: the floor probe's instantiations of those kinds at
+``__launch_bounds__(BLOCK)`` (0, the default), to compare. ``floor``: the floor probe's instantiations of those kinds at
 those sizes (scripts/gpu/floor_probe.py). Each row: loads in flight in the grid-stride loop, against the
 float4 loads its source issues a round, registers per thread and bytes spilled.
 """

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -203,32 +204,31 @@ def label(c: tuple) -> str:
     return _NAMES[c[0]](c)[1] if c[0] in _NAMES else f"{c[0]} b{c[1]} u{c[2]} g{c[3]}"
 
 
-V9_BOUNDS = "__launch_bounds__(BLOCK) reduce_v9"
+V9_BOUNDS = re.compile(r"__launch_bounds__\(BLOCK(?:, \d+)?\)(\s+reduce_v9)")
 
 
 def v9_source(min_blocks: int) -> str:
-    """kernels/reduce_v9.cu, declared ``__launch_bounds__(BLOCK, min_blocks)`` when ``min_blocks`` > 0 (a
-    probe of the declaration; the kernel itself declares the block size alone)."""
+    """kernels/reduce_v9.cu declared ``__launch_bounds__(BLOCK, min_blocks)``, or ``__launch_bounds__(BLOCK)``
+    when ``min_blocks`` is 0, whichever the file declares (a probe of the declaration)."""
     src = kernels.source("reduce_v9")
-    if not min_blocks:
-        return src
-    if V9_BOUNDS not in src:
-        raise RuntimeError(f"kernels/reduce_v9.cu no longer declares {V9_BOUNDS!r}; update floor_probe.v9_source")
-    return src.replace(V9_BOUNDS, f"__launch_bounds__(BLOCK, {min_blocks}) reduce_v9")
+    bounds = f"__launch_bounds__(BLOCK, {min_blocks})" if min_blocks else "__launch_bounds__(BLOCK)"
+    out, count = V9_BOUNDS.subn(lambda m: bounds + m.group(1), src)
+    if count != 1:
+        raise RuntimeError("kernels/reduce_v9.cu no longer declares reduce_v9's launch bounds as "
+                           "floor_probe.V9_BOUNDS expects; update it")
+    return out
 
 
 class V9:
-    """reduce_v9 itself at one launch shape (``min_blocks``: under ``__launch_bounds__(BLOCK, min_blocks)``)."""
+    """reduce_v9 itself at one launch shape, declared ``__launch_bounds__(BLOCK, min_blocks)`` (0: the block
+    size alone), whatever kernels/reduce_v9.cu declares."""
 
     def __init__(self, x, block: int, unroll: int, grid: int, stream: int, min_blocks: int = 0):
         import cupy
 
         name, defines = f"reduce_v9<{block}>", (f"REDUCE_UNROLL={unroll}", f"REDUCE_STREAM={stream}")
-        if min_blocks:
-            mod = cupy.RawModule(code=v9_source(min_blocks), name_expressions=[name],
-                                 options=("-std=c++17", *(f"-D{d}" for d in defines), *kernels.include_options()))
-        else:
-            mod = kernels.module("reduce_v9", name_expressions=(name,), defines=defines)
+        mod = cupy.RawModule(code=v9_source(min_blocks), name_expressions=[name],
+                             options=("-std=c++17", *(f"-D{d}" for d in defines), *kernels.include_options()))
         self.k = mod.get_function(name)
         self.block, self.grid = block, grid
         self.out = cupy.empty(1, dtype=cupy.float32)
