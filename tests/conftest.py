@@ -5,8 +5,8 @@
   not installed (macOS, or a venv without the nvrtc set). With ``WARPLAB_REQUIRE_NVRTC=1`` (CI's run
   with the NVIDIA wheels) a missing NVRTC stops the run instead, so compile tests never skip there
   unnoticed.
-* ``@pytest.mark.needs_sass``: assembles PTX with ptxas and reads the SASS with cuobjdump
-  (:mod:`helpers.engine.sass`); skipped with the reason where either is missing, and with
+* ``@pytest.mark.needs_sass``: assembles PTX with ptxas and reads the SASS with cuobjdump and
+  nvdisasm (:mod:`helpers.engine.sass`); skipped with the reason where one is missing, and with
   ``WARPLAB_REQUIRE_SASS=1`` (CI) a missing tool stops the run instead.
 """
 from __future__ import annotations
@@ -34,8 +34,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not sass.available():
             if os.environ.get("WARPLAB_REQUIRE_SASS"):
                 raise pytest.UsageError(f"WARPLAB_REQUIRE_SASS is set, but: {sass.HOW_TO_GET_IT}")
-            skip = pytest.mark.skip(reason="needs ptxas and cuobjdump (a CUDA toolkit, or the nvidia-cuda-nvcc and "
-                                           "nvidia-cuda-cuobjdump wheels)")
+            skip = pytest.mark.skip(reason="needs ptxas, cuobjdump and nvdisasm (a CUDA toolkit, or the "
+                                           "nvidia-cuda-nvcc, -cuobjdump and -nvdisasm wheels)")
             for item in sass_items:
                 item.add_marker(skip)
     gpu_items = [i for i in items if i.get_closest_marker("gpu")]

@@ -1,5 +1,5 @@
 """SASS read on the CPU (helpers.engine.sass): the parser and the loads-in-flight count on two real loops
-(below, from ptxas 13.0.88 for sm_90), then, where ptxas and cuobjdump are found, the kernels themselves:
+(below, from ptxas 13.0.88 for sm_90), then, where ptxas, cuobjdump and nvdisasm are found, the kernels themselves:
 
 * every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the
   "four loads in flight per thread" of notebook 06 holds in the code the GPU runs, not only in the source;

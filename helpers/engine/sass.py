@@ -9,8 +9,9 @@ fewer in flight: ptxas moves later loads below earlier adds and reuses their reg
 SASS says what the hardware is asked to keep in flight, which is what Little's law counts.
 
 The tools: ``ptxas`` comes with a CUDA toolkit (``$CUDA_PATH/bin``, ``/usr/local/cuda/bin``, PATH)
-or the ``nvidia-cuda-nvcc`` wheel; ``cuobjdump`` with a toolkit or the ``nvidia-cuda-cuobjdump``
-wheel. ``$WARPLAB_PTXAS`` and ``$WARPLAB_CUOBJDUMP`` name either file directly. The H200 host's
+or the ``nvidia-cuda-nvcc`` wheel; ``cuobjdump``, and the ``nvdisasm`` it runs to print SASS, with a
+toolkit or the ``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` wheels. ``$WARPLAB_PTXAS``,
+``$WARPLAB_CUOBJDUMP`` and ``$WARPLAB_NVDISASM`` name the files directly. The H200 host's
 compiler is CUDA 13.0 (``data/machine_sass.json.gz``); another ptxas release may schedule
 differently, so a claim about the H200's SASS is checked with :data:`H200_PTXAS`.
 """
@@ -29,14 +30,14 @@ from typing import Optional, Sequence
 H200_PTXAS = "V13.0.88"  # ptxas --version on the H200 host (data/machine_sass.json.gz's "ptxas" build)
 
 HOW_TO_GET_IT = (
-    "Reading SASS needs ptxas and cuobjdump, which are not both found here. Install a CUDA toolkit "
-    "(they are in its bin/), or `pip install nvidia-cuda-nvcc nvidia-cuda-cuobjdump`, or set "
-    "WARPLAB_PTXAS and WARPLAB_CUOBJDUMP to the two files."
+    "Reading SASS needs ptxas, cuobjdump and nvdisasm, which are not all found here. Install a CUDA "
+    "toolkit (they are in its bin/), or `pip install nvidia-cuda-nvcc nvidia-cuda-cuobjdump "
+    "nvidia-cuda-nvdisasm`, or set WARPLAB_PTXAS, WARPLAB_CUOBJDUMP and WARPLAB_NVDISASM to the files."
 )
 
 
 class SassUnavailable(ImportError):
-    """ptxas or cuobjdump is not found here; the message says how to get them."""
+    """ptxas, cuobjdump or nvdisasm is not found here; the message says how to get them."""
 
 
 @dataclass(frozen=True)
@@ -73,18 +74,28 @@ def _tool(name: str, env: str) -> Optional[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def tools() -> Optional[tuple[str, str]]:
-    """(ptxas, cuobjdump) paths, or None when either is missing."""
-    ptxas, cuobjdump = _tool("ptxas", "WARPLAB_PTXAS"), _tool("cuobjdump", "WARPLAB_CUOBJDUMP")
-    return (ptxas, cuobjdump) if ptxas and cuobjdump else None
+def tools() -> Optional[tuple[str, str, str]]:
+    """(ptxas, cuobjdump, nvdisasm) paths, or None when any is missing (``cuobjdump -sass`` runs nvdisasm)."""
+    found = (_tool("ptxas", "WARPLAB_PTXAS"), _tool("cuobjdump", "WARPLAB_CUOBJDUMP"),
+             _tool("nvdisasm", "WARPLAB_NVDISASM"))
+    return found if all(found) else None  # type: ignore[return-value]
 
 
 def available() -> bool:
-    """True when ptxas and cuobjdump are both found."""
+    """True when ptxas, cuobjdump and nvdisasm are all found."""
     return tools() is not None
 
 
-def _require() -> tuple[str, str]:
+def cuobjdump(*args: str, timeout: int = 120) -> str:
+    """``cuobjdump ARGS`` 's standard output, with the nvdisasm :func:`tools` found on its PATH.
+    Raises :class:`SassUnavailable` without the tools, CalledProcessError when cuobjdump fails."""
+    _, tool, nvdisasm = _require()
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(nvdisasm).parent), os.environ.get("PATH", "")])}
+    return subprocess.run([tool, *args], check=True, capture_output=True, text=True, timeout=timeout,
+                          env=env).stdout
+
+
+def _require() -> tuple[str, str, str]:
     found = tools()
     if found is None:
         raise SassUnavailable(HOW_TO_GET_IT)
@@ -114,7 +125,7 @@ def assemble(ptx: str, arch: str = "sm_90") -> Assembled:
     RuntimeError with ptxas's log when the PTX does not assemble."""
     if not re.fullmatch(r"sm_\d{2,3}a?", arch):
         raise ValueError(f"arch must look like 'sm_90'; got {arch!r}")
-    ptxas, cuobjdump = _require()
+    ptxas = _require()[0]
     with tempfile.TemporaryDirectory() as tmp:
         src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
         src.write_text(ptx)
@@ -122,9 +133,7 @@ def assemble(ptx: str, arch: str = "sm_90") -> Assembled:
                               text=True, timeout=300)
         if done.returncode != 0:
             raise RuntimeError(f"ptxas -arch={arch} failed:\n{done.stderr}")
-        text = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True, text=True,
-                              timeout=120).stdout
-        return Assembled(text, done.stderr)
+        return Assembled(cuobjdump("-sass", str(cubin)), done.stderr)
 
 
 @dataclass(frozen=True)

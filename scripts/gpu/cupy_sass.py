@@ -44,7 +44,6 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--match", default="floor_v9,reduce_v9", help="comma-separated name fragments to report")
     args = ap.parse_args()
-    cuobjdump = sass.tools()[1] if sass.available() else "cuobjdump"
     fragments = args.match.split(",")
     rows = []
     for path in sorted(Path(args.cache).glob("*")):
@@ -55,9 +54,11 @@ def main() -> None:
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(binary)
             f.flush()
-            text = subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True, timeout=120).stdout
-            usage = subprocess.run([cuobjdump, "-res-usage", f.name], capture_output=True, text=True,
-                                   timeout=120).stdout
+            try:
+                text, usage = sass.cuobjdump("-sass", f.name), sass.cuobjdump("-res-usage", f.name)
+            except subprocess.CalledProcessError as exc:
+                print(f"{path.name}: cuobjdump failed: {exc.stderr.strip()}")
+                continue
         regs = dict(re.findall(r"Function (\S+):\s*REG:(\d+)", usage))
         for name, body in sass.functions(text).items():
             if not any(fr in name for fr in fragments):
@@ -68,7 +69,7 @@ def main() -> None:
     rows.sort(key=lambda r: r["kernel"])
     for r in rows:
         print(f"{r['kernel']:<44} {r['loads_in_flight']:>2} float4 loads in flight  {r['registers']} registers")
-    Path(args.out).write_text(json.dumps({"cuobjdump": cuobjdump, "rows": rows}, indent=1))
+    Path(args.out).write_text(json.dumps({"tools": sass.tools(), "rows": rows}, indent=1))
     print(f"{len(rows)} kernels from {args.cache}")
 
 
