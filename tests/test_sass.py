@@ -4,7 +4,8 @@
 * every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the
   "four loads in flight per thread" of notebook 06 holds in the code the GPU runs, not only in the source;
   v8, onepass and v9 keep 2 and 4 a round in flight, and 3 to 6 of 8 (notebook 06, section 4); v9's warp
-  collector keeps its 8 slot loads in flight (section 6);
+  collector keeps its 8 slot loads in flight (section 6); v3 and v4 issue both of their loads before
+  the add (notebook 05, section 5);
 * the floor probe's premises (docs/probes/v9_round5.md, section 3): its kind m keeps every load in flight,
   and the whole-last-round variant at four loads (20.7 to 21.8 us at 2^24 on the H200) keeps one.
 """
@@ -160,6 +161,18 @@ def test_v9s_warp_collector_keeps_eight_slot_loads_in_flight(h200_ptxas: None) -
     for n in names:
         body = funcs[compiled.lowered[n]]
         assert max(sass.loads_in_flight(body, s, e, bits=64) for s, e in sass.loops(body)) == 8, n
+
+
+@pytest.mark.needs_nvrtc
+@pytest.mark.needs_sass
+def test_v3_issues_both_of_its_loads_before_the_add(h200_ptxas: None) -> None:
+    """Notebook 05, section 5: each thread of v3 (and v4) has two loads in flight instead of one (v2)."""
+    for file, expected in (("reduce_v2", 1), ("reduce_v3", 2), ("reduce_v4", 2)):
+        name = f"{file}<256>"
+        compiled = nvrtc.compile(kernels.source(file), options=("-std=c++17", "-arch=compute_90",
+                                                                *kernels.include_options()), name_expressions=[name])
+        body = sass.functions(sass.assemble(compiled.ptx).sass)[compiled.lowered[name]]
+        assert sass.loads_in_flight(body, 0, body[-1].address, bits=32) == expected, file
 
 
 @pytest.mark.needs_nvrtc

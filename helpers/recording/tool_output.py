@@ -199,8 +199,9 @@ def format_thread_ranges(run: dict[str, Any]) -> str:
 
 
 def format_sanitizer(runs: Sequence[dict[str, Any]]) -> str:
-    """A table: kernel, tool, errors, warnings, hazards, outcome, expected."""
-    head = f"{'kernel':<10} {'tool':<10} {'errors':>6} {'warn':>5} {'hazards':>7}  {'outcome':<10} expected"
+    """A table: kernel, tool, errors, warnings, reports shown (racecheck's "hazards displayed", up to its
+    --print-limit: not a count of hazards), outcome, expected."""
+    head = f"{'kernel':<10} {'tool':<10} {'errors':>6} {'warn':>5} {'shown':>7}  {'outcome':<10} expected"
     lines = [head, "-" * len(head)]
     for r in runs:
         if r.get("report", "all") != "all":
