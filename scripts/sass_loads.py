@@ -18,15 +18,16 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers.engine import kernels, nvrtc, sass  # noqa: E402
+from helpers.engine import nvrtc, sass  # noqa: E402
 
 
 
-def _floor_probe():
+def _floor_probe() -> ModuleType:
     spec = importlib.util.spec_from_file_location("floor_probe", ROOT / "scripts" / "gpu" / "floor_probe.py")
     probe = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(probe)
@@ -34,16 +35,12 @@ def _floor_probe():
 
 
 def _rows(src: str, names: list[str], defines: tuple[str, ...] = ()) -> list[tuple[str, int, sass.Resources]]:
-    compiled = nvrtc.compile(src, options=("-std=c++17", "-arch=compute_90", *defines, *kernels.include_options()),
-                             name_expressions=names)
-    out = sass.assemble(compiled.ptx)
-    funcs, res = sass.functions(out.sass), sass.resources(out.log)
-    return [(n, sass.main_loop_loads_in_flight(funcs[compiled.lowered[n]]), res[compiled.lowered[n]]) for n in names]
+    return [(n, k, r) for n, (k, r) in sass.compiled_loads_in_flight(src, names, defines).items()]
 
 
 def _print(label: str, issued: int, in_flight: int, r: sass.Resources) -> None:
     spill = f", {r.spill_store_bytes} B spilled" if r.spill_store_bytes else ""
-    print(f"{label:<44} {in_flight:>2} of {issued:<2} in flight  {r.registers} registers{spill}")
+    print(f"{label:<46} {in_flight:>2} of {issued:<2} in flight  {r.registers} registers{spill}")
 
 
 def v9(blocks: list[int], unrolls: list[int], min_blocks: int) -> None:
@@ -51,7 +48,7 @@ def v9(blocks: list[int], unrolls: list[int], min_blocks: int) -> None:
     for stream in (0, 1):
         for u in unrolls:
             names = [f"reduce_v9<{b}>" for b in blocks]
-            for name, n, r in _rows(src, names, (f"-DREDUCE_UNROLL={u}", f"-DREDUCE_STREAM={stream}")):
+            for name, n, r in _rows(src, names, (f"REDUCE_UNROLL={u}", f"REDUCE_STREAM={stream}")):
                 bounds = f" min_blocks={min_blocks}" if min_blocks else ""
                 _print(f"{name} UNROLL={u} STREAM={stream}{bounds}", u, n, r)
 

@@ -3,21 +3,10 @@
 spent on it; and the helper that names the kernels whose SASS the GPU host reads back."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from helpers.engine import kernels, nvrtc
-
-PROBES = Path(__file__).resolve().parents[1] / "scripts" / "gpu"
-
-
-def _probe(name: str):
-    spec = importlib.util.spec_from_file_location(name, PROBES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from probes import load as _probe
 
 
 def _compiles(src: str, names: list[str]) -> None:

@@ -1,19 +1,28 @@
 """SASS, the machine code the GPU runs, made and read on the CPU: ``ptxas`` assembles PTX for one
 architecture and ``cuobjdump -sass`` prints the result; :func:`functions` parses that text, and
 :func:`loads_in_flight` answers the question a bandwidth-bound loop raises: how many 16-byte global
-loads does each thread keep in flight before it waits for the first of them?
+loads does each thread have in flight at once before it waits for them?
 
 PTX is a virtual ISA; ptxas, "the optimising backend" (PTX ISA, "Introduction"), schedules it again.
 The same PTX loop that issues eight ``ld.global.v4.f32`` before its first add can come out with
 fewer in flight: ptxas moves later loads below earlier adds and reuses their registers. Only the
 SASS says what the hardware is asked to keep in flight, which is what Little's law counts.
 
+How a warp waits is in each instruction's control bits, which cuobjdump prints as the high bits of
+the second 64-bit word of every 128-bit instruction (sm_70 and later; Jia et al., "Dissecting the
+NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, section 2.1): a variable-latency
+instruction such as a global load names a *scoreboard* (0..5; 7: none) that it releases when its
+result arrives, and a later instruction lists in its *wait mask* the scoreboards it waits for. Loads
+that share a scoreboard are waited for together. ``DEPBAR.LE SBn, k`` waits until at most k of the
+operations on scoreboard n are outstanding.
+
 The tools: ``ptxas`` comes with a CUDA toolkit (``$CUDA_PATH/bin``, ``/usr/local/cuda/bin``, PATH)
 or the ``nvidia-cuda-nvcc`` wheel; ``cuobjdump``, and the ``nvdisasm`` it runs to print SASS, with a
-toolkit or the ``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` wheels. ``$WARPLAB_PTXAS``,
-``$WARPLAB_CUOBJDUMP`` and ``$WARPLAB_NVDISASM`` name the files directly. The H200 host's
-compiler is CUDA 13.0 (``data/machine_sass.json.gz``); another ptxas release may schedule
-differently, so a claim about the H200's SASS is checked with :data:`H200_PTXAS`.
+toolkit or the ``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` wheels (nvdisasm is also looked
+for beside cuobjdump). ``$WARPLAB_PTXAS``, ``$WARPLAB_CUOBJDUMP`` and ``$WARPLAB_NVDISASM`` name the
+files directly. The H200 host's compiler is CUDA 13.0 (``data/machine_sass.json.gz``); another
+ptxas release may schedule differently, so a claim about the H200's SASS is checked with
+:data:`H200_PTXAS`.
 """
 from __future__ import annotations
 
@@ -27,58 +36,89 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from helpers.engine import kernels, nvrtc
+
 H200_PTXAS = "V13.0.88"  # ptxas --version on the H200 host (data/machine_sass.json.gz's "ptxas" build)
+NO_SCOREBOARD = 7
+LOAD_BITS = (32, 64, 128)
 
 HOW_TO_GET_IT = (
     "Reading SASS needs ptxas, cuobjdump and nvdisasm, which are not all found here. Install a CUDA "
     "toolkit (they are in its bin/), or `pip install nvidia-cuda-nvcc nvidia-cuda-cuobjdump "
     "nvidia-cuda-nvdisasm`, or set WARPLAB_PTXAS, WARPLAB_CUOBJDUMP and WARPLAB_NVDISASM to the files."
 )
+_ENV = {"ptxas": "WARPLAB_PTXAS", "cuobjdump": "WARPLAB_CUOBJDUMP", "nvdisasm": "WARPLAB_NVDISASM"}
 
 
 class SassUnavailable(ImportError):
-    """ptxas, cuobjdump or nvdisasm is not found here; the message says how to get them."""
+    """ptxas, cuobjdump or nvdisasm is not found here; the message says which and how to get them."""
 
 
 @dataclass(frozen=True)
 class Instruction:
     """One SASS instruction: ``address`` in bytes from the function's start, ``predicate`` as
-    printed (``""``, ``"@P0"``, ``"@!P1"``), ``opcode`` with its modifiers (``"LDG.E.EF.128"``) and
-    ``operands`` as printed (``"R8"``, ``"desc[UR10][R14.64]"``)."""
+    printed (``""``, ``"@P0"``, ``"@!P1"``), ``opcode`` with its modifiers (``"LDG.E.EF.128"``),
+    ``operands`` as printed (``"R8"``, ``"desc[UR10][R14.64]"``), and ``control``, the 23 control
+    bits (stall, yield, scoreboards, wait mask, reuse); -1 where the text had no encoding."""
 
     address: int
     predicate: str
     opcode: str
     operands: tuple[str, ...]
+    control: int = -1
+
+    @property
+    def write_scoreboard(self) -> int:
+        """The scoreboard this instruction releases when its result is written (:data:`NO_SCOREBOARD`: none)."""
+        return (self.control >> 5) & 7 if self.control >= 0 else NO_SCOREBOARD
+
+    @property
+    def wait_mask(self) -> int:
+        """Bit b set: the warp waits here until scoreboard b is released."""
+        return (self.control >> 11) & 0x3F if self.control >= 0 else 0
 
 
-def _tool(name: str, env: str) -> Optional[str]:
+def _tool(name: str) -> tuple[Optional[str], str]:
+    """(path, "") where ``name`` is found, else (None, why)."""
+    env = _ENV[name]
     named = os.environ.get(env)
     if named:
-        return named if Path(named).is_file() else None
+        return (named, "") if Path(named).is_file() else (None, f"{env}={named!r} is not a file")
     for root in (os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root and (Path(root) / "bin" / name).is_file():
-            return str(Path(root) / "bin" / name)
+            return str(Path(root) / "bin" / name), ""
     found = shutil.which(name)
     if found:
-        return found
-    try:  # the NVIDIA wheels: a namespace package nvidia/, the tools in nvidia/cu*/bin/
+        return found, ""
+    if name == "nvdisasm":  # beside cuobjdump, as NVIDIA's wheels and toolkits put it
+        dump, _ = _tool("cuobjdump")
+        if dump and (Path(dump).parent / name).is_file():
+            return str(Path(dump).parent / name), ""
+    try:  # the NVIDIA wheels: a namespace package nvidia/, the tools in nvidia/cu*/bin/, newest CUDA first
         import nvidia
 
         for base in nvidia.__path__:
-            for hit in sorted(Path(base).glob(f"cu*/bin/{name}")):
-                return str(hit)
+            for hit in sorted(Path(base).glob(f"cu*/bin/{name}"), reverse=True):
+                return str(hit), ""
     except ImportError:
         pass
-    return None
+    return None, f"{name} not found"
 
 
 @functools.lru_cache(maxsize=1)
+def _found() -> tuple[Optional[tuple[str, str, str]], str]:
+    paths, problems = [], []
+    for name in _ENV:
+        path, why = _tool(name)
+        paths.append(path)
+        if why:
+            problems.append(why)
+    return (tuple(paths), "") if not problems else (None, "; ".join(problems))  # type: ignore[return-value]
+
+
 def tools() -> Optional[tuple[str, str, str]]:
     """(ptxas, cuobjdump, nvdisasm) paths, or None when any is missing (``cuobjdump -sass`` runs nvdisasm)."""
-    found = (_tool("ptxas", "WARPLAB_PTXAS"), _tool("cuobjdump", "WARPLAB_CUOBJDUMP"),
-             _tool("nvdisasm", "WARPLAB_NVDISASM"))
-    return found if all(found) else None  # type: ignore[return-value]
+    return _found()[0]
 
 
 def available() -> bool:
@@ -86,19 +126,10 @@ def available() -> bool:
     return tools() is not None
 
 
-def cuobjdump(*args: str, timeout: int = 120) -> str:
-    """``cuobjdump ARGS`` 's standard output, with the nvdisasm :func:`tools` found on its PATH.
-    Raises :class:`SassUnavailable` without the tools, CalledProcessError when cuobjdump fails."""
-    _, tool, nvdisasm = _require()
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(nvdisasm).parent), os.environ.get("PATH", "")])}
-    return subprocess.run([tool, *args], check=True, capture_output=True, text=True, timeout=timeout,
-                          env=env).stdout
-
-
 def _require() -> tuple[str, str, str]:
-    found = tools()
+    found, why = _found()
     if found is None:
-        raise SassUnavailable(HOW_TO_GET_IT)
+        raise SassUnavailable(f"{why}. {HOW_TO_GET_IT}")
     return found
 
 
@@ -108,6 +139,17 @@ def ptxas_release() -> str:
     out = subprocess.run([_require()[0], "--version"], capture_output=True, text=True, timeout=30).stdout
     m = re.search(r"\bV\d+\.\d+\.\d+", out)
     return m.group(0) if m else out.strip()
+
+
+def cuobjdump(*args: str, timeout: int = 120) -> str:
+    """``cuobjdump ARGS``'s standard output, with the nvdisasm :func:`tools` found on its PATH.
+    Raises :class:`SassUnavailable` without the tools, RuntimeError with cuobjdump's message when it fails."""
+    _, tool, nvdisasm = _require()
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(nvdisasm).parent), os.environ.get("PATH", "")])}
+    done = subprocess.run([tool, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"cuobjdump {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
 
 
 @dataclass(frozen=True)
@@ -167,21 +209,30 @@ def resources(log: str) -> dict[str, Resources]:
 
 _FUNCTION = re.compile(r"\s*Function : (\S+)")
 _INSTRUCTION = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
+_ENCODING = re.compile(r"/\*\s*(0x[0-9a-f]{16})\s*\*/")
 
 
 def functions(text: str) -> dict[str, list[Instruction]]:
-    """``cuobjdump -sass`` text -> {mangled function name: its instructions, in address order}."""
+    """``cuobjdump -sass`` text -> {mangled function name: its instructions, in address order}. The
+    control bits come from the line after each instruction (its second encoding word)."""
     out: dict[str, list[Instruction]] = {}
     cur: Optional[list[Instruction]] = None
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
         m = _FUNCTION.match(line)
         if m:
             cur = out.setdefault(m.group(1), [])
             continue
         m = _INSTRUCTION.match(line)
-        if cur is not None and m:
-            operands = tuple(o.strip() for o in _split_operands(m.group(4)) if o.strip())
-            cur.append(Instruction(int(m.group(1), 16), (m.group(2) or "").strip(), m.group(3), operands))
+        if cur is None or not m:
+            continue
+        control = -1
+        if i + 1 < len(lines) and not _INSTRUCTION.match(lines[i + 1]):
+            words = _ENCODING.findall(lines[i + 1])
+            if words:
+                control = int(words[-1], 16) >> 41
+        operands = tuple(o.strip() for o in _split_operands(m.group(4)) if o.strip())
+        cur.append(Instruction(int(m.group(1), 16), (m.group(2) or "").strip(), m.group(3), operands, control))
     return out
 
 
@@ -200,28 +251,15 @@ def _split_operands(text: str) -> list[str]:
 
 
 def loops(instructions: Sequence[Instruction]) -> list[tuple[int, int]]:
-    """Every loop as (first address, address of the branch back to it): one per backward ``BRA``."""
+    """Every loop as (first address, address of the branch back to it): one per branch (``BRA``,
+    ``BRA.U``, ...; not ``BRA.DIV``, a jump to divergence handling) to an earlier address."""
     out = []
     for ins in instructions:
-        if ins.opcode == "BRA" and ins.operands:
-            m = re.match(r"0x([0-9a-f]+)", ins.operands[0])
-            if m and int(m.group(1), 16) <= ins.address:
+        if ins.opcode.split(".")[0] == "BRA" and ins.opcode != "BRA.DIV" and ins.operands:
+            m = re.match(r"0x([0-9a-f]+)", ins.operands[-1])
+            if m and int(m.group(1), 16) < ins.address:
                 out.append((int(m.group(1), 16), ins.address))
     return out
-
-
-_REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?\b")
-# opcodes whose first operand is not a register they write
-_NO_DESTINATION = ("ST", "STG", "STS", "STL", "RED", "BRA", "BSSY", "BSYNC", "BAR", "EXIT", "WARPSYNC", "NOP",
-                   "MEMBAR", "DEPBAR", "CALL", "RET", "YIELD")
-
-
-def _registers(operand: str) -> set[int]:
-    regs: set[int] = set()
-    for m in _REGISTER.finditer(operand):
-        r = int(m.group(1))
-        regs |= {r, r + 1} if m.group(2) else {r}
-    return regs
 
 
 def _load_width(opcode: str) -> int:
@@ -229,40 +267,64 @@ def _load_width(opcode: str) -> int:
     return int(m.group(1)) if m else 32
 
 
-def loads_in_flight(instructions: Sequence[Instruction], start: int, end: int, bits: int = 128) -> int:
-    """The most ``bits``-wide global loads (``LDG``) in flight at once in program order between
-    addresses ``start`` and ``end`` (a loop body, :func:`loops`).
+def _is_global_load(ins: Instruction, bits: int) -> bool:
+    return ins.opcode.split(".")[0] == "LDG" and _load_width(ins.opcode) == bits
 
-    A load is in flight from its issue until the first instruction that reads one of its
-    destination registers (where the warp waits for it) or overwrites one. This counts within one
-    pass of the body in program order: a load whose first use falls in the next iteration (software
-    pipelining) ends at the branch. Predicated loads count as issued."""
-    pending: dict[int, set[int]] = {}
+
+def loads_in_flight(instructions: Sequence[Instruction], start: int, end: int, bits: int = 128) -> int:
+    """The most ``bits``-wide global loads (``LDG``) outstanding at once in program order between
+    addresses ``start`` and ``end`` (a loop body, :func:`loops`), by the scoreboards: a load is in
+    flight from its issue until an instruction waits on its scoreboard (which waits for every load on
+    it), or a ``DEPBAR.LE`` lets no more than that many stay outstanding.
+
+    One pass through the body in program order: a load still outstanding at the branch back is
+    counted in that pass only. Predicated loads count as issued. Raises ValueError for ``bits`` not in
+    :data:`LOAD_BITS`, ``start`` after ``end``, or instructions without control bits."""
+    if bits not in LOAD_BITS:
+        raise ValueError(f"bits must be one of {LOAD_BITS}; got {bits!r}")
+    if start > end:
+        raise ValueError(f"start ({start:#x}) must not be after end ({end:#x})")
+    pending: list[tuple[int, int]] = []  # (address, scoreboard), oldest first
     most = 0
     for ins in instructions:
         if not start <= ins.address <= end:
             continue
-        writes_first = ins.opcode.split(".")[0] not in _NO_DESTINATION
-        sources = ins.operands[1:] if writes_first else ins.operands
-        read = set().union(*(_registers(o) for o in sources)) if sources else set()
-        written = _registers(ins.operands[0]) if writes_first and ins.operands else set()
-        if ins.opcode.startswith("LDG") and _load_width(ins.opcode) == bits:
-            for key in [k for k, regs in pending.items() if regs & read]:
-                del pending[key]
-            first = min(written) if written else 0
-            pending[ins.address] = set(range(first, first + bits // 32))
+        if ins.control < 0:
+            raise ValueError(f"the instruction at {ins.address:#x} has no control bits (parse cuobjdump -sass "
+                             f"text with its encoding lines)")
+        if ins.wait_mask:
+            pending = [(a, b) for a, b in pending if not (ins.wait_mask >> b) & 1]
+        if ins.opcode.startswith("DEPBAR"):
+            m = re.search(r"SB(\d)\s*,\s*(0x[0-9a-f]+|\d+)", " ".join(ins.operands))
+            if m:
+                board, keep = int(m.group(1)), int(m.group(2), 0)
+                on_board = [p for p in pending if p[1] == board]
+                done = set(on_board[:max(0, len(on_board) - keep)])
+                pending = [p for p in pending if p not in done]
+        if _is_global_load(ins, bits) and ins.write_scoreboard != NO_SCOREBOARD:
+            pending.append((ins.address, ins.write_scoreboard))
             most = max(most, len(pending))
-            continue
-        for key in [k for k, regs in pending.items() if regs & (read | written)]:
-            del pending[key]
     return most
 
 
 def main_loop_loads_in_flight(instructions: Sequence[Instruction], bits: int = 128) -> int:
-    """:func:`loads_in_flight` of the first loop that issues a ``bits``-wide global load (a grid-stride
-    loop's body); 0 when no loop does."""
-    for start, end in loops(instructions):
-        n = loads_in_flight(instructions, start, end, bits)
-        if n:
-            return n
+    """:func:`loads_in_flight` of the first loop in the code that issues a ``bits``-wide global load; 0
+    when none does. In the project's grid-stride sums that is the loop of whole rounds: the loop of the
+    remainder comes after it (and the compiler may unroll that one: v8's, at 2 a round, issues 4)."""
+    for start, end in sorted(loops(instructions)):
+        if any(start <= i.address <= end and _is_global_load(i, bits) for i in instructions):
+            return loads_in_flight(instructions, start, end, bits)
     return 0
+
+
+def compiled_loads_in_flight(source: str, names: Sequence[str], defines: Sequence[str] = (),
+                             arch: str = "sm_90") -> dict[str, tuple[int, Resources]]:
+    """CUDA C++ ``source`` compiled as CuPy compiles it (NVRTC, ``-std=c++17 -ftz=true``, the project's
+    include directories, ``-D`` for each of ``defines``), assembled for ``arch``: {name expression:
+    (:func:`main_loop_loads_in_flight`, :class:`Resources`)} for each of ``names``."""
+    compiled = nvrtc.compile(source, options=("-std=c++17", "-ftz=true", f"-arch=compute_{arch[3:]}",
+                                              *(f"-D{d}" for d in defines), *kernels.include_options()),
+                             name_expressions=names)
+    out = assemble(compiled.ptx, arch)
+    funcs, res = functions(out.sass), resources(out.log)
+    return {n: (main_loop_loads_in_flight(funcs[compiled.lowered[n]]), res[compiled.lowered[n]]) for n in names}

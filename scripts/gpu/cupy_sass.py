@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -56,8 +55,8 @@ def main() -> None:
             f.flush()
             try:
                 text, usage = sass.cuobjdump("-sass", f.name), sass.cuobjdump("-res-usage", f.name)
-            except subprocess.CalledProcessError as exc:
-                print(f"{path.name}: cuobjdump failed: {exc.stderr.strip()}")
+            except RuntimeError as exc:
+                print(f"{path.name}: {exc}")
                 continue
         regs = dict(re.findall(r"Function (\S+):\s*REG:(\d+)", usage))
         for name, body in sass.functions(text).items():

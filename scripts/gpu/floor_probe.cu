@@ -267,8 +267,9 @@ __global__ void __launch_bounds__(BLOCK) floor_v9k(const float* __restrict__ in,
 
 // floor_v9k (PACKED 1: v9's own code) under __launch_bounds__(BLOCK, MINB): with a minimum of MINB
 // resident blocks per SM declared, ptxas 13.0 keeps every one of a round's UNROLL float4 loads in
-// flight in the grid-stride loop's SASS; with the maximum block size alone it kept 4 to 6 of 8
-// (helpers.engine.sass; docs/probes/v9_round5.md, section 3). Does the hardware see the difference?
+// flight in the grid-stride loop's SASS (up to 8 a round, and 16 below 1024 threads); floor_v9k,
+// with the maximum block size alone, keeps 3 to 8 of 8 (helpers.engine.sass; docs/probes/v9_round5.md,
+// section 3). Does the hardware see the difference?
 template <int BLOCK, int UNROLL, int STREAM, int K, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB) floor_v9m(const float* __restrict__ in, unsigned long long* slots,
                                                          unsigned int* state, float* out, long long n) {

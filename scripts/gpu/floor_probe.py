@@ -149,15 +149,16 @@ V9Q = {
 # v9's code under __launch_bounds__(BLOCK, MINB) (floor_v9m, kind m; not run yet), each beside v9k with the
 # same shape (PACKED 1), and, for the evict-first (HBM) rows, reduce_v9 itself at the same shape with and
 # without __launch_bounds__(BLOCK, 1) (kinds v9s, v9m): (B, U, G, STREAM, K, MINB). Whole rounds at powers
-# of two (no one-at-a-time tail). In ptxas 13.0's SASS the MINB kernels keep U float4 loads in flight
-# (tests/test_sass.py); without it reduce_v9 keeps 4 to 6 of 8 (scripts/sass_loads.py v9).
+# of two (no one-at-a-time tail); 16 a round in one wave at its 86 registers (1 block of 512, 2 of 256 per SM).
+# In ptxas 13.0's SASS the MINB kernels keep U float4 loads in flight (tests/test_sass.py); without it
+# reduce_v9 keeps 4 to 6 of 8 and v9k 3 to 8 (scripts/sass_loads.py).
 _V9M_HBM = [(1024, 8, 128, 1, 4, 1), (512, 8, 256, 1, 8, 1), (256, 8, 512, 1, 16, 1), (1024, 4, 128, 1, 4, 1)]
 V9M = {
     2**20: [(256, 4, 256, 0, 8, 1), (512, 4, 128, 0, 4, 1)],
     2**21: [(512, 4, 256, 0, 8, 1), (512, 8, 128, 0, 4, 1)],
     2**23: _V9M_HBM,
-    2**24: _V9M_HBM + [(512, 16, 256, 1, 8, 1), (256, 16, 512, 1, 16, 1)],
-    2**25: _V9M_HBM + [(512, 16, 256, 1, 8, 1)],
+    2**24: _V9M_HBM + [(512, 16, 128, 1, 4, 1), (256, 16, 256, 1, 8, 1)],
+    2**25: _V9M_HBM + [(512, 16, 128, 1, 4, 1)],
     2**26: _V9M_HBM,
     2**27: _V9M_HBM,
 }
