@@ -4,12 +4,12 @@
 // onepass publishes each block's partial, then pays three trips to L2 in a row in its last block:
 // the __threadfence that waits for the partial's store, the atomicAdd that draws the ticket, and
 // the reads of the other partials. At n = 2^20 that chain is a large part of the kernel. Here:
-//   - the ticket is drawn when the block STARTS (thread 0, atomicAdd), while its loads are in
-//     flight, so nobody waits for it. The block that draws the last ticket is the last to draw
-//     one: every other block has drawn its ticket, so it is running, and it finishes without
-//     waiting for anything; so the last block's wait below always ends (the dynamic-ticket
-//     argument of decoupled look-back; Merrill & Garland, "Single-pass Parallel Prefix Scan with
-//     Decoupled Look-back", 2016). The same 64-bit atomicAdd returns this launch's tag: the
+//   - the ticket is drawn when the block STARTS (thread 0, atomicAdd), so the reply returns while
+//     the block loads (warp 0 waits for it before its own loads, in ptxas 13.0's SASS). The block
+//     that draws the last ticket is the last to draw one: every other block has drawn its ticket,
+//     so it is running, and finishes without waiting; so the last block's wait always ends (the
+//     dynamic-ticket argument of decoupled look-back; Merrill & Garland, "Single-pass Parallel
+//     Prefix Scan with Decoupled Look-back", 2016). The same 64-bit atomicAdd returns the tag: the
 //     workspace's one word `state` holds {tag of the last launch (high 32 bits), tickets drawn in
 //     this one (low 32 bits)}, so a block learns both from one access;
 //   - each block publishes its partial as ONE 64-bit store {tag, value} (st.relaxed.gpu), polled

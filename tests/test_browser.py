@@ -210,6 +210,9 @@ def test_02_offset_slider_moves_the_lanes(notebooks: dict[str, Notebook]) -> Non
     panel.locator(".jp-Cell", has_text="widgets.shuffle_explorer()").first.scroll_into_view_if_needed()
     mapping = panel.locator(".warplab-mapping").first
     mapping.wait_for(timeout=60_000)
+    # the element can be attached before the widget writes its text (seen once in CI, on a loaded machine)
+    page.wait_for_function("panel => /src:/.test(panel.querySelector('.warplab-mapping').innerText)",
+                           arg=panel.element_handle(), timeout=60_000)
     slider = panel.locator(".widget-slider", has=page.locator(".widget-label", has_text="offset")).first
     handle = slider.locator(".noUi-handle, [role='slider']").first
     handle.scroll_into_view_if_needed()

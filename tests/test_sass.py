@@ -7,6 +7,8 @@ are found, the kernels themselves, with the H200 host's ptxas release:
   v8, onepass and v9 keep 2 and 4 a round in flight, and 3 to 6 of 8 (notebook 06, section 4); v9's warp
   collector keeps its 8 slot loads in flight (section 6); v3 and v4 issue both of their loads before the
   add (notebook 05, section 5);
+* the warp that draws v9's ticket waits for the atomic's reply before its loads, and the probe's other draw
+  does not (docs/probes/v9_round5.md, section 4);
 * the floor probe's premises (docs/probes/v9_round5.md, section 3): under __launch_bounds__(BLOCK, 1) its
   kinds m and v9m keep every load of a round in flight up to 8 a round, and the whole-last-round variant at
   four loads (20.7 to 21.8 us at 2^24 on the H200) keeps one.
@@ -51,7 +53,7 @@ def test_loads_in_flight_by_the_scoreboards() -> None:
     assert sass.main_loop_loads_in_flight(_fixture("serial")) == 1   # each load waited for before the next
     # eight loads, but ptxas puts two pairs on shared scoreboards and waits for each pair at once
     shared = _fixture("shared")
-    assert sum(i.opcode.startswith("LDG") for i in shared) == 8
+    assert sum(sass.is_global_load(i) for i in shared) == 8
     assert sass.main_loop_loads_in_flight(shared) == 4
     assert sass.main_loop_loads_in_flight(_fixture("burst"), bits=64) == 0
 
@@ -160,6 +162,28 @@ def test_v3_issues_both_of_its_loads_before_the_add(h200_ptxas: None) -> None:
     for file, expected in (("reduce_v2", 1), ("reduce_v3", 2), ("reduce_v4", 2)):
         body = _bodies(file, [f"{file}<256>"])[f"{file}<256>"]
         assert sass.loads_in_flight(body, 0, body[-1].address, bits=32) == expected, file
+
+
+@pytest.mark.needs_nvrtc
+@pytest.mark.needs_sass
+def test_the_warp_that_draws_v9s_ticket_waits_for_it_before_its_loads(h200_ptxas: None) -> None:
+    """docs/probes/v9_round5.md, section 4: in v9 (and the probe's copy, PACKED 1) the warp that draws the
+    ticket waits for the atomic's reply before its first float4 load (in v9, in the shuffle of ptxas's warp
+    aggregation); the probe's PACKED 2 draws it so that the first wait on it comes after every load."""
+    probe = load_probe("floor_probe")
+    names = ["floor_v9k<256, 4, 0, 1, 8>", "floor_v9k<256, 4, 0, 2, 8>", "floor_v9k<1024, 4, 1, 2, 4>"]
+    compiled = nvrtc.compile(probe.SRC, options=("-std=c++17", "-ftz=true", "-arch=compute_90",
+                                                 *kernels.include_options()), name_expressions=names)
+    funcs = sass.functions(sass.assemble(compiled.ptx).sass)
+    v9 = _bodies("reduce_v9", ["reduce_v9<256>"])["reduce_v9<256>"]
+    for name, body in [("reduce_v9<256>", v9), *((n, funcs[compiled.lowered[n]]) for n in names)]:
+        atom = next(i for i in body if i.opcode.startswith("ATOMG"))
+        wait = sass.first_wait(body, atom)
+        loads = [i.address for i in body if sass.is_global_load(i)]
+        if ", 2, " in name:
+            assert wait.address > max(loads), name
+        else:
+            assert wait.address < min(loads), name
 
 
 @pytest.mark.needs_nvrtc

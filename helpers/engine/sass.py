@@ -267,7 +267,8 @@ def _load_width(opcode: str) -> int:
     return int(m.group(1)) if m else 32
 
 
-def _is_global_load(ins: Instruction, bits: int) -> bool:
+def is_global_load(ins: Instruction, bits: int = 128) -> bool:
+    """True when ``ins`` is a ``bits``-wide global load (``LDG``, any cache modifiers)."""
     return ins.opcode.split(".")[0] == "LDG" and _load_width(ins.opcode) == bits
 
 
@@ -301,7 +302,7 @@ def loads_in_flight(instructions: Sequence[Instruction], start: int, end: int, b
                 on_board = [p for p in pending if p[1] == board]
                 done = set(on_board[:max(0, len(on_board) - keep)])
                 pending = [p for p in pending if p not in done]
-        if _is_global_load(ins, bits) and ins.write_scoreboard != NO_SCOREBOARD:
+        if is_global_load(ins, bits) and ins.write_scoreboard != NO_SCOREBOARD:
             pending.append((ins.address, ins.write_scoreboard))
             most = max(most, len(pending))
     return most
@@ -312,9 +313,18 @@ def main_loop_loads_in_flight(instructions: Sequence[Instruction], bits: int = 1
     when none does. In the project's grid-stride sums that is the loop of whole rounds: the loop of the
     remainder comes after it (and the compiler may unroll that one: v8's, at 2 a round, issues 4)."""
     for start, end in sorted(loops(instructions)):
-        if any(start <= i.address <= end and _is_global_load(i, bits) for i in instructions):
+        if any(start <= i.address <= end and is_global_load(i, bits) for i in instructions):
             return loads_in_flight(instructions, start, end, bits)
     return 0
+
+
+def first_wait(instructions: Sequence[Instruction], issued: Instruction) -> Optional[Instruction]:
+    """The first instruction after ``issued`` in program order that waits on its scoreboard (where the
+    warp first stops for its result), or None. Raises ValueError when ``issued`` releases no scoreboard."""
+    if issued.write_scoreboard == NO_SCOREBOARD:
+        raise ValueError(f"issued (the {issued.opcode} at {issued.address:#x}) releases no scoreboard")
+    return next((i for i in instructions if i.address > issued.address and (i.wait_mask >> issued.write_scoreboard) & 1),
+                None)
 
 
 def compiled_loads_in_flight(source: str, names: Sequence[str], defines: Sequence[str] = (),

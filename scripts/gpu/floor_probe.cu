@@ -221,16 +221,27 @@ __global__ void __launch_bounds__(BLOCK) floor_v9(const float* __restrict__ in, 
 }
 
 // v9's logic with warp 0 collecting up to 32 * K slots, K loads per lane in flight, the ticket
-// and the tag drawn by two accesses (PACKED 0: atomicAdd on state[0], ld.relaxed of state[1]) or
-// by one 64-bit atomicAdd on {tag, count} (PACKED 1). The body of floor_v9k and floor_v9m.
+// and the tag drawn by two accesses (PACKED 0: atomicAdd on state[0], ld.relaxed of state[1]), by
+// one 64-bit atomicAdd on {tag, count} (PACKED 1, v9's code), or by the same atomic kept out of
+// ptxas's warp aggregation and decoded only after the block sum (PACKED 2). The body of floor_v9k
+// and floor_v9m.
 namespace probe {
 template <int BLOCK, int UNROLL, int STREAM, int PACKED, int K>
 __device__ __forceinline__ void v9k(const float* __restrict__ in, unsigned long long* slots, unsigned int* state,
                                     float* out, long long n) {
     namespace wr = warplab::reduce;
     unsigned int ticket = 0, tag = 0;
+    unsigned long long drawn = 0;
     if (threadIdx.x == 0) {
-        if constexpr (PACKED) {
+        if constexpr (PACKED == 2) {
+            // Thread 0 is lane 0 of warp 0 (Programming Guide, SIMT Architecture: the first warp holds
+            // thread 0), so state + %laneid is state. Indexed so, ptxas cannot prove the address uniform
+            // across the warp and does not aggregate the atomic (VOTE, one ATOMG, a SHFL of the reply):
+            // that SHFL waits for the reply before the warp issues its loads. Decoded after the block sum.
+            unsigned int lane;
+            asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+            drawn = atomicAdd(reinterpret_cast<unsigned long long*>(state) + lane, 1ull);
+        } else if constexpr (PACKED) {
             const unsigned long long old = atomicAdd(reinterpret_cast<unsigned long long*>(state), 1ull);
             ticket = static_cast<unsigned int>(old);
             tag = static_cast<unsigned int>(old >> 32) + 1u;
@@ -241,6 +252,10 @@ __device__ __forceinline__ void v9k(const float* __restrict__ in, unsigned long 
     }
     float sum = wr::thread_sum_vec4<BLOCK, UNROLL, STREAM ? wr::Loads::kEvictFirst : wr::Loads::kReadOnly>(in, n);
     sum = wr::block_sum_in_order<BLOCK>(sum);
+    if constexpr (PACKED == 2) {
+        ticket = static_cast<unsigned int>(drawn);
+        tag = static_cast<unsigned int>(drawn >> 32) + 1u;
+    }
     if (threadIdx.x >= warplab::kWarpSize) return;
     if (threadIdx.x == 0) wr::store_slot(&slots[blockIdx.x], tag, sum);
     ticket = __shfl_sync(0xffffffffu, ticket, 0);

@@ -5,8 +5,8 @@ the empty kernel (one block of 32) and an empty kernel of each launch shape; the
 (MODE 1, v9 without its slots); the same read by bulk copies (TMA) into shared memory; v9 at the
 same shapes and as dispatched; the parts of v9's combine across blocks (floor_v9's variants); v9's logic with other
 combines, load loops and launch bounds, each with several workspace placements (kinds k, e, c, h, t, q, m: V9K, V9E,
-V9C, V9H, V9T, V9Q, V9M); and cupy.sum. What it showed: docs/probes/ (v9_round4.md, v9_round5.md; kinds q and m have
-not run yet).
+V9C, V9H, V9T, V9Q, V9M, V9A); and cupy.sum. What it showed: docs/probes/ (v9_round4.md, v9_round5.md; kinds q, m
+and the V9A rows have not run yet).
 
     python3 scripts/gpu/floor_probe.py OUT.json [--sizes 19,20,21,24] [--reps 5]
 """
@@ -84,6 +84,7 @@ def configs(n: int, sm: int) -> list[tuple]:
     out += [("m", *k) for k in V9M.get(n, [])]
     out += [("k", *k[:4], 1, k[4]) for k in V9M.get(n, [])]
     out += [(kind, *k[:3]) for k in V9M.get(n, []) if k[3] for kind in ("v9s", "v9m")]
+    out += [("k", *k[:4], packed, k[4]) for k in V9A.get(n, []) for packed in (1, 2)]
     if n in ONE_BLOCK:
         b, u = ONE_BLOCK[n]
         out.append(("load", b, u, 1, 0, 1))
@@ -162,6 +163,18 @@ V9M = {
     2**26: _V9M_HBM,
     2**27: _V9M_HBM,
 }
+# v9's ticket drawn so that warp 0 issues its loads before the reply arrives (floor_v9k PACKED 2; not run
+# yet), each beside v9's own draw (PACKED 1): (B, U, G, STREAM, K). In ptxas 13.0's SASS of v9 the warp that
+# draws waits for the atomic's reply (the SHFL of ptxas's warp aggregation) before issuing its loads; with
+# PACKED 2 the first wait on it comes after the loads (tests/test_sass.py). Round 4 put drawing the ticket at
+# 0.24 us at 2^20 (docs/probes/v9_round4.md).
+V9A = {
+    2**19: [(256, 4, 128, 0, 4)],
+    2**20: [(256, 4, 256, 0, 8), (512, 4, 128, 0, 4)],
+    2**21: [(512, 4, 256, 0, 8)],
+    2**24: [(1024, 4, 128, 1, 4), (1024, 8, 128, 1, 4)],
+    2**25: [(1024, 4, 128, 1, 4)],
+}
 # One block, no combine: floor_kernel<B, U, 0, 1> at grid 1 beside v9 as dispatched (B, U).
 ONE_BLOCK = {2**10: (128, 2), 2**11: (128, 4), 2**12: (256, 4), 2**13: (512, 4), 2**14: (512, 4)}
 
@@ -169,7 +182,7 @@ ONE_BLOCK = {2**10: (128, 2), 2**11: (128, 4), 2**12: (256, 4), 2**13: (512, 4),
 # kind -> (the kernel's name expression, the row's label), from a config tuple (see configs)
 _NAMES: dict[str, Any] = {
     "k": lambda c: (f"floor_v9k<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
-                    f"v9k{'p' if c[5] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"),
+                    f"v9k{('', 'p', 'a')[c[5]]} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[6]}"),
     "e": lambda c: (f"floor_v9e<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
                     f"v9end{'-spec' if c[6] else ''} s{c[4]} b{c[1]} u{c[2]} g{c[3]} K{c[5]}"),
     "c": lambda c: (f"floor_v9c<{c[1]}, {c[2]}, {c[4]}, {c[5]}, {c[6]}>",
