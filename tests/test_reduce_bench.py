@@ -258,3 +258,20 @@ def test_span_crossover_and_timing() -> None:
                            "12.0 µs; 2^21: 4.0 µs against 1.0 µs; live on Fake GPU")
     assert bench.crossover(res, "v0", bench.CUPY_SUM) is None
     assert "never takes less time" in bench.format_crossover(res, "v0", bench.CUPY_SUM)
+
+
+def test_a_graph_time_longer_than_the_call_is_left_out() -> None:
+    assert not bench.graph_time_usable({"total_us": 791.2, "host_us": 524.1})
+    assert bench.graph_time_usable({"total_us": 127.4, "host_us": 140.3})
+    assert bench.graph_time_usable({"total_us": 3.0}) and bench.graph_time_usable({})
+    run = {"sizes": [2**26, 2**27], "source": "test", "timing": "device", "rows": [
+        {"name": bench.COPY, "n": 2**26, "total_us": 127.4, "host_us": 140.3, "gbps": 4213.0},
+        {"name": bench.COPY, "n": 2**27, "total_us": 397.2, "host_us": 269.2, "gbps": 2703.0},
+        {"name": bench.CUPY_SUM, "n": 2**26, "total_us": 62.3, "host_us": 80.0, "gbps": 4310.0},
+        {"name": bench.CUPY_SUM, "n": 2**27, "total_us": 120.0, "host_us": 140.0, "gbps": 4470.0},
+        {"name": "v9", "n": 2**26, "total_us": 61.2, "host_us": 75.0, "gbps": 4390.0, "vs_cupy_sum": 1.02,
+         "default_block": True, "block": 1024},
+        {"name": "v9", "n": 2**27, "total_us": 119.6, "host_us": 132.0, "gbps": 4490.0, "vs_cupy_sum": 1.00,
+         "default_block": True, "block": 1024}]}
+    text = bench.format_span(run, [2**26, 2**27])
+    assert "copy 4,213 GB/s (1 size left out: graph time above host-inclusive)" in text

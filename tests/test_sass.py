@@ -5,8 +5,8 @@ are found, the kernels themselves, with the H200 host's ptxas release:
 * every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the
   "four loads in flight per thread" of notebook 06 holds in the code the GPU runs, not only in the source;
   v8, onepass and v9 keep 2 and 4 a round in flight, and 3 to 6 of 8 (notebook 06, section 4); v9's warp
-  collector keeps its 8 slot loads in flight (section 6); v3 and v4 issue both of their loads before the
-  add (notebook 05, section 5);
+  collector keeps its 8 slot loads in flight (section 6); v6 and v7 keep eight 4-byte loads in flight
+  (section 4); v3 and v4 issue both of their loads before the add (notebook 05, section 5);
 * the warp that draws v9's ticket waits for the atomic's reply before its loads, and the probe's other draw
   does not (docs/probes/v9_round5.md, section 4);
 * the floor probe's premises (docs/probes/v9_round5.md, section 3): under __launch_bounds__(BLOCK, 1) its
@@ -184,6 +184,16 @@ def test_the_warp_that_draws_v9s_ticket_waits_for_it_before_its_loads(h200_ptxas
             assert wait.address > max(loads), name
         else:
             assert wait.address < min(loads), name
+
+
+@pytest.mark.needs_nvrtc
+@pytest.mark.needs_sass
+def test_v6_and_v7_keep_eight_loads_in_flight(h200_ptxas: None) -> None:
+    """Notebook 06, section 4: v7's loop reads two 4-byte elements per iteration, and the compiler unrolls it
+    so that each thread has eight loads in flight (v6's, the same loop, too)."""
+    for file in ("reduce_v6", "reduce_v7"):
+        body = _bodies(file, [f"{file}<256>"])[f"{file}<256>"]
+        assert max(sass.loads_in_flight(body, s, e, bits=32) for s, e in sass.loops(body)) == 8, file
 
 
 @pytest.mark.needs_nvrtc

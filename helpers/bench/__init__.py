@@ -20,7 +20,7 @@ from helpers.bench.clock import (DEVICE_CLOCK, DEVICE_METHOD, HOST_CLOCK, HOST_M
                                  empty_launcher, first_launch_us, fresh_first_launch_us, graph_calls, host_us,
                                  quick_times, time_interleaved)
 from helpers.bench.results import (COPY, CUPY_SUM, EMPTY, KINDS, SEED, SEED_N, best_kernel, crossover, find_row,
-                                   load_recorded, record, record_name, rows_for, size_label, speedup, spread,
+                                   graph_time_usable, load_recorded, record, record_name, rows_for, size_label, speedup, spread,
                                    step_ratios, step_verdict, time_row, time_us, version_row)
 from helpers.bench.checks import HBM_DATASHEET_TBPS, acceptance, failures, goals
 from helpers.bench.runs import run_ladder, run_or_recorded, run_sweep, run_tune
@@ -34,7 +34,8 @@ __all__ = [
     "DEVICE_CLOCK", "DEVICE_METHOD", "HOST_CLOCK", "HOST_METHOD", "TIMING_VERSION", "DeviceTimer", "empty_launcher",
     "first_launch_us", "fresh_first_launch_us", "graph_calls", "host_us", "quick_times", "time_interleaved",
     # results
-    "COPY", "CUPY_SUM", "EMPTY", "KINDS", "SEED", "SEED_N", "best_kernel", "crossover", "find_row", "load_recorded",
+    "COPY", "CUPY_SUM", "EMPTY", "KINDS", "SEED", "SEED_N", "best_kernel", "crossover", "find_row", "graph_time_usable",
+    "load_recorded",
     "record", "record_name", "rows_for", "size_label", "speedup", "spread", "step_ratios", "step_verdict", "time_row",
     "time_us", "version_row",
     # checks

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional, Sequence
 from helpers.bench.checks import acceptance, goals
 from helpers.bench.clock import DEVICE_CLOCK, DEVICE_METHOD, HOST_CLOCK, HOST_METHOD, TIMING_VERSION, graph_calls
 from helpers.bench.results import (COPY, CUPY_SUM, DRIFT, EMPTY, SEED, SEED_N, best_kernel, crossover, find_row,
-                                   rows_for, size_label, speedup, spread, step_ratios, step_verdict, time_row,
+                                   graph_time_usable, rows_for, size_label, speedup, spread, step_ratios, step_verdict, time_row,
                                    time_us, version_row)
 from helpers.topics import reduce as R
 
@@ -254,9 +254,16 @@ def format_span(results: dict[str, Any], sizes: Sequence[int]) -> str:
             + (f", time ×{_range(growth, '.2f')} per doubling of n" if growth else ""))
     tail = (f"  cupy.sum {_range([r['total_us'] for r in sums], '.1f')} µs, "
             f"{_range([r['gbps'] for r in sums], ',.0f')} GB/s; "
-            f"copy {_range([r['gbps'] for r in copies], ',.0f')} GB/s; "
+            f"copy {_copy_range(copies)}; "
             f"best ×{_range([b['vs_cupy_sum'] for b in best], '.2f')} cupy.sum")
     return f"{head}\n{tail}"
+
+
+def _copy_range(copies: Sequence[dict[str, Any]]) -> str:
+    usable = [r["gbps"] for r in copies if graph_time_usable(r)]
+    left = len(copies) - len(usable)
+    out = f"{_range(usable, ',.0f')} GB/s" if usable else "no usable device time"
+    return out + (f" ({left} size{'s' if left > 1 else ''} left out: graph time above host-inclusive)" if left and usable else "")
 
 
 def format_crossover(results: dict[str, Any], a: str, b: str) -> str:

@@ -8,7 +8,7 @@ A run is a JSON-ready dict: ``kind`` (one of :data:`KINDS`), ``sizes``, ``versio
 and labels it with its ``source``; :func:`record` writes one, stamped.
 
 Contract: the queries find rows (:func:`rows_for`, :func:`find_row`, :func:`version_row`,
-:func:`best_kernel`, :func:`time_row`) or derive numbers from them (:func:`spread`, :func:`time_us`,
+:func:`best_kernel`, :func:`time_row`) or derive numbers from them (:func:`graph_time_usable`, :func:`spread`, :func:`time_us`,
 :func:`speedup`, :func:`crossover`, :func:`step_ratios`, :func:`step_verdict`); none changes a run.
 Imports engine and topics (and :mod:`helpers.data`, which imports only engine, for the files).
 """
@@ -79,6 +79,15 @@ def version_row(results: dict[str, Any], n: int, version: str) -> Optional[dict[
     version that picks its own block (v9), the row run with its own choice."""
     return (find_row(results, n, version, results.get("block", R.DEFAULT_BLOCK))
             or next((r for r in rows_for(results, n, version) if r.get("default_block")), None))
+
+
+def graph_time_usable(row: dict[str, Any]) -> bool:
+    """False when a row's device time per call (CUDA-graph replay) is longer than its host-inclusive
+    time per call (the direct call, launch path included): the graph then ran something slower than the
+    call itself, so that device time does not stand for the call. Seen for the copy on the H200 from
+    2^27 floats on (791 µs against 524 µs at 2^28 in data/bench_sweep.json). True when either is absent."""
+    dev, host = row.get("total_us"), row.get("host_us")
+    return not (isinstance(dev, (int, float)) and isinstance(host, (int, float)) and dev > host)
 
 
 def spread(row: dict[str, Any], key: str = "total_us") -> Optional[tuple[float, float]]:

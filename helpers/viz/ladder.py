@@ -19,7 +19,8 @@ from matplotlib.patches import Patch
 
 from helpers.topics import reduce_maps
 from helpers.viz import style
-from helpers.bench import COPY, CUPY_SUM, SEED, best_kernel, describe, rows_for, size_label, version_row
+from helpers.bench import (COPY, CUPY_SUM, SEED, best_kernel, describe, graph_time_usable, rows_for, size_label,
+                           version_row)
 from helpers.topics.reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
@@ -59,7 +60,7 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
     top = max(values)
     for name, colour, ls, label in ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),
                                     (COPY, style.BLACK, ":", "copy (a reference point: read + write bytes)")):
-        ref = rows_for(results, n, name)
+        ref = [r for r in rows_for(results, n, name) if graph_time_usable(r)]
         if ref:
             ax.axhline(ref[0]["gbps"], color=colour, linestyle=ls, linewidth=1.2,
                        label=f"{label}: {ref[0]['gbps']:,.0f} GB/s")
@@ -112,7 +113,9 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     """Against size, for each kernel of a sweep, cupy.sum, the copy and the empty kernel: device
     time (top left) beside host-inclusive time (top right), and GB/s from device time (bottom),
     with the regimes (launch cost, L2, HBM) shaded, the cupy.sum floor marked as launch cost, and
-    the HBM3e datasheet bandwidth as the ceiling."""
+    the HBM3e datasheet bandwidth as the ceiling. A row whose device time is longer than its
+    host-inclusive time (:func:`helpers.bench.graph_time_usable`) is left out of the device-time
+    panels, and the footer says which."""
     from helpers.bench import EMPTY, HBM_DATASHEET_TBPS
 
     fig = plt.figure(figsize=(style.FIG_WIDTH, 7.4))
@@ -121,6 +124,7 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     names = list(results.get("versions", [])) + [CUPY_SUM, COPY, EMPTY]
     colours = dict(zip(results.get("versions", []), (style.GREEN, style.ORANGE, style.PURPLE, style.VERMILION, style.SKY)))
     colours.update({CUPY_SUM: style.BLUE, COPY: style.BLACK, EMPTY: style.GREY})
+    dropped: list[str] = []
     for name in names:
         rows = sorted((r for r in results["rows"] if r["name"] == name and (name != "v9" or r.get("default_block", True))),
                       key=lambda r: r["n"])
@@ -130,11 +134,14 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
         ls = ":" if name == COPY else "--" if name == CUPY_SUM else "-."  if name == EMPTY else "-"
         label = "copy (read + write bytes; a reference point)" if name == COPY else name
         kw = dict(marker="o", ms=2.5, color=colours.get(name, style.BLACK), label=label, linewidth=1.2)
-        ax_dev.plot(ns, [r["total_us"] for r in rows], ls, **kw)
         if all("host_us" in r for r in rows):
             ax_host.plot(ns, [r["host_us"] for r in rows], ls, **kw)
+        usable = [r for r in rows if graph_time_usable(r)]   # device-time panels: the graph ran the call
+        dropped += [f"{name} at {size_label(r['n'])}" for r in rows if not graph_time_usable(r)]
+        ns = np.array([r["n"] for r in usable], float)
+        ax_dev.plot(ns, [r["total_us"] for r in usable], ls, **kw)
         if name != EMPTY:
-            ax_bw.plot(ns, [r["gbps"] for r in rows], ls, **kw)
+            ax_bw.plot(ns, [r["gbps"] for r in usable], ls, **kw)
     shades = {"launch cost": style.LIGHT, "L2": "#E8F4FB", "HBM": "#FFF4E0"}
     sizes = sorted(results.get("sizes", []))
     for kind, lo, hi in regimes(results):
@@ -172,7 +179,9 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     handles.append(Line2D([], [], linestyle="-.", marker="o", ms=2.5, color=colours[EMPTY]))
     labels.append("empty kernel (time panels): one launch")
     ax_bw.legend(handles, labels, fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(0.0, 0.42))
-    _footer(fig, describe(results))
+    note = (f"; left out of the device-time panels (graph replay longer than the call's host-inclusive time): "
+            f"{', '.join(dropped)}" if dropped else "")
+    _footer(fig, describe(results) + note)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
 
