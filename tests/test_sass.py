@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.engine import kernels, nvrtc, sass
+from helpers.engine import kernels, sass
 from helpers.topics import reduce as R
 from probes import load as load_probe
 
@@ -140,18 +140,15 @@ def test_loads_in_flight_against_loads_a_round(file: str, h200_ptxas: None) -> N
             assert all(3 <= k <= 6 for k in found.values()), found
 
 
-def _bodies(file: str, names: list[str]) -> dict[str, list[sass.Instruction]]:
-    compiled = nvrtc.compile(kernels.source(file), options=("-std=c++17", "-ftz=true", "-arch=compute_90",
-                                                            *kernels.include_options()), name_expressions=names)
-    funcs = sass.functions(sass.assemble(compiled.ptx).sass)
-    return {n: funcs[compiled.lowered[n]] for n in names}
+def _bodies(source: str, names: list[str]) -> dict[str, list[sass.Instruction]]:
+    return {n: body for n, (body, _) in sass.compiled(source, names).items()}
 
 
 @pytest.mark.needs_nvrtc
 @pytest.mark.needs_sass
 def test_v9_warp_collector_keeps_eight_slot_loads_in_flight(h200_ptxas: None) -> None:
     """Notebook 06, section 6: warp 0 of the last block polls the slots with eight loads per lane in flight."""
-    for name, body in _bodies("reduce_v9", [f"reduce_v9<{b}>" for b in (256, 512, 1024)]).items():
+    for name, body in _bodies(kernels.source("reduce_v9"), [f"reduce_v9<{b}>" for b in (256, 512, 1024)]).items():
         assert max(sass.loads_in_flight(body, s, e, bits=64) for s, e in sass.loops(body)) == 8, name
 
 
@@ -160,7 +157,7 @@ def test_v9_warp_collector_keeps_eight_slot_loads_in_flight(h200_ptxas: None) ->
 def test_v3_issues_both_of_its_loads_before_the_add(h200_ptxas: None) -> None:
     """Notebook 05, section 5: each thread of v3 (and v4) has two loads in flight instead of one (v2)."""
     for file, expected in (("reduce_v2", 1), ("reduce_v3", 2), ("reduce_v4", 2)):
-        body = _bodies(file, [f"{file}<256>"])[f"{file}<256>"]
+        body = _bodies(kernels.source(file), [f"{file}<256>"])[f"{file}<256>"]
         assert sass.loads_in_flight(body, 0, body[-1].address, bits=32) == expected, file
 
 
@@ -172,11 +169,8 @@ def test_the_warp_that_draws_v9s_ticket_waits_for_it_before_its_loads(h200_ptxas
     aggregation); the probe's PACKED 2 draws it so that the first wait on it comes after every load."""
     probe = load_probe("floor_probe")
     names = ["floor_v9k<256, 4, 0, 1, 8>", "floor_v9k<256, 4, 0, 2, 8>", "floor_v9k<1024, 4, 1, 2, 4>"]
-    compiled = nvrtc.compile(probe.SRC, options=("-std=c++17", "-ftz=true", "-arch=compute_90",
-                                                 *kernels.include_options()), name_expressions=names)
-    funcs = sass.functions(sass.assemble(compiled.ptx).sass)
-    v9 = _bodies("reduce_v9", ["reduce_v9<256>"])["reduce_v9<256>"]
-    for name, body in [("reduce_v9<256>", v9), *((n, funcs[compiled.lowered[n]]) for n in names)]:
+    bodies = {**_bodies(kernels.source("reduce_v9"), ["reduce_v9<256>"]), **_bodies(probe.SRC, names)}
+    for name, body in bodies.items():
         atom = next(i for i in body if i.opcode.startswith("ATOMG"))
         wait = sass.first_wait(body, atom)
         loads = [i.address for i in body if sass.is_global_load(i)]
@@ -192,7 +186,7 @@ def test_v6_and_v7_keep_eight_loads_in_flight(h200_ptxas: None) -> None:
     """Notebook 06, section 4: v7's loop reads two 4-byte elements per iteration, and the compiler unrolls it
     so that each thread has eight loads in flight (v6's, the same loop, too)."""
     for file in ("reduce_v6", "reduce_v7"):
-        body = _bodies(file, [f"{file}<256>"])[f"{file}<256>"]
+        body = _bodies(kernels.source(file), [f"{file}<256>"])[f"{file}<256>"]
         assert max(sass.loads_in_flight(body, s, e, bits=32) for s, e in sass.loops(body)) == 8, file
 
 

@@ -327,14 +327,20 @@ def first_wait(instructions: Sequence[Instruction], issued: Instruction) -> Opti
                 None)
 
 
+def compiled(source: str, names: Sequence[str], defines: Sequence[str] = (),
+             arch: str = "sm_90") -> dict[str, tuple[list[Instruction], Resources]]:
+    """CUDA C++ ``source`` compiled as CuPy compiles it (NVRTC, ``-std=c++17 -ftz=true``, the project's
+    include directories, ``-D`` for each of ``defines``) and assembled for ``arch``: {name expression:
+    (its instructions, :class:`Resources`)} for each of ``names``."""
+    program = nvrtc.compile(source, options=("-std=c++17", "-ftz=true", f"-arch=compute_{arch[3:]}",
+                                             *(f"-D{d}" for d in defines), *kernels.include_options()),
+                            name_expressions=names)
+    out = assemble(program.ptx, arch)
+    funcs, res = functions(out.sass), resources(out.log)
+    return {n: (funcs[program.lowered[n]], res[program.lowered[n]]) for n in names}
+
+
 def compiled_loads_in_flight(source: str, names: Sequence[str], defines: Sequence[str] = (),
                              arch: str = "sm_90") -> dict[str, tuple[int, Resources]]:
-    """CUDA C++ ``source`` compiled as CuPy compiles it (NVRTC, ``-std=c++17 -ftz=true``, the project's
-    include directories, ``-D`` for each of ``defines``), assembled for ``arch``: {name expression:
-    (:func:`main_loop_loads_in_flight`, :class:`Resources`)} for each of ``names``."""
-    compiled = nvrtc.compile(source, options=("-std=c++17", "-ftz=true", f"-arch=compute_{arch[3:]}",
-                                              *(f"-D{d}" for d in defines), *kernels.include_options()),
-                             name_expressions=names)
-    out = assemble(compiled.ptx, arch)
-    funcs, res = functions(out.sass), resources(out.log)
-    return {n: (main_loop_loads_in_flight(funcs[compiled.lowered[n]]), res[compiled.lowered[n]]) for n in names}
+    """:func:`compiled`, then {name expression: (:func:`main_loop_loads_in_flight`, :class:`Resources`)}."""
+    return {n: (main_loop_loads_in_flight(body), res) for n, (body, res) in compiled(source, names, defines, arch).items()}
