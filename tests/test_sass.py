@@ -7,6 +7,7 @@ are found, the kernels themselves, with the H200 host's ptxas release:
   v8, onepass and v9 keep 2 and 4 a round in flight, and 3 to 6 of 8 (notebook 06, section 4); v9's warp
   collector keeps its 8 slot loads in flight (section 6); v6 and v7 keep eight 4-byte loads in flight
   (section 4); v3 and v4 issue both of their loads before the add (notebook 05, section 5);
+* ptxas here makes, from the recorded PTX, the SASS the H200 host made (data/machine_sass.json.gz);
 * the warp that draws v9's ticket waits for the atomic's reply before its loads, and the probe's other draw
   does not (docs/probes/v9_round5.md, section 4);
 * the floor probe's premises (docs/probes/v9_round5.md, section 3): under __launch_bounds__(BLOCK, 1) its
@@ -102,6 +103,27 @@ def h200_ptxas() -> None:
 
 
 BLOCKS = (128, 256, 512, 1024)
+
+
+@pytest.mark.needs_sass
+def test_ptxas_here_makes_the_sass_the_h200_host_made(h200_ptxas: None) -> None:
+    """The recording's SASS (data/machine_sass.json.gz: ptxas on the H200 host, from the recorded PTX) is what
+    ptxas makes here from the same PTX, instruction for instruction, control bits included: the CPU-side counts
+    above stand for the H200 host's compiler."""
+    from helpers.recording.proof import store
+
+    try:
+        recorded, kernels_rec = store.read_json_gz(store.SASS), store.read_json_gz(store.KERNELS)
+    except FileNotFoundError:
+        pytest.skip("data/machine_sass.json.gz or data/machine_kernels.json.gz is not here")
+    files = {f: e for f, e in recorded["files"].items() if "sass" in e}
+    assert {"reduce_v0", "reduce_v4"} <= set(files)
+    for file, entry in files.items():
+        here = sass.functions(sass.assemble(kernels_rec["modules"][file]["ptx"]).sass)
+        there = sass.functions(entry["sass"])
+        assert set(here) == set(there), file
+        for name, body in there.items():
+            assert here[name] == body, (file, name)
 
 
 def _in_flight(source: str, names: list[str], defines: tuple[str, ...] = ()) -> dict[str, int]:

@@ -226,12 +226,14 @@ def record_programs(work: Path, jobs: int, stamp: dict[str, str], n_programs: in
     return {"programs": sum(len(m.programs) for m in mods), "not_ok": len(bad), "modules": len(mods)}
 
 
-SASS_FILES: tuple[str, ...] = ("reduce_v0", "reduce_v1", "reduce_v2", "reduce_v3", "reduce_v4")
+# v0..v4 for the counters beside ncu's; v9 so that tests/test_sass.py can check, on the H200 host's own
+# SASS, what the CPU's ptxas says of v9's loads in flight and its ticket
+SASS_FILES: tuple[str, ...] = ("reduce_v0", "reduce_v1", "reduce_v2", "reduce_v3", "reduce_v4", "reduce_v9")
 
 
 def record_sass(work: Path, stamp: dict[str, str]) -> dict[str, Any]:
-    """ptxas + cuobjdump on the recorded PTX of the ladder's first rungs (v0..v4): the SASS the GPU
-    runs, so the machine's PTX-level counters can be set beside ncu's SASS-level ones (item 5)."""
+    """ptxas + cuobjdump on the recorded PTX of the ladder's first rungs (v0..v4) and of v9: the SASS the
+    GPU runs, so the machine's PTX-level counters can be set beside ncu's SASS-level ones (item 5)."""
     rec = store.read_json_gz(store.KERNELS)
     out: dict[str, Any] = {}
     work.mkdir(parents=True, exist_ok=True)
