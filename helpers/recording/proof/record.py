@@ -231,24 +231,21 @@ def record_programs(work: Path, jobs: int, stamp: dict[str, str], n_programs: in
 SASS_FILES: tuple[str, ...] = ("reduce_v0", "reduce_v1", "reduce_v2", "reduce_v3", "reduce_v4", "reduce_v9")
 
 
-def record_sass(work: Path, stamp: dict[str, str]) -> dict[str, Any]:
-    """ptxas + cuobjdump on the recorded PTX of the ladder's first rungs (v0..v4) and of v9: the SASS the
-    GPU runs, so the machine's PTX-level counters can be set beside ncu's SASS-level ones (item 5)."""
+def record_sass(stamp: dict[str, str]) -> dict[str, Any]:
+    """ptxas + cuobjdump on the recorded PTX of the ladder's first rungs (v0..v4) and of v9
+    (:func:`helpers.engine.sass.assemble`): the SASS the GPU runs, so the machine's PTX-level counters
+    can be set beside ncu's SASS-level ones (item 5)."""
+    from helpers.engine import sass
+
     rec = store.read_json_gz(store.KERNELS)
     out: dict[str, Any] = {}
-    work.mkdir(parents=True, exist_ok=True)
     for file in SASS_FILES:
-        ptx_path, cubin = work / f"{file}.ptx", work / f"{file}.cubin"
-        ptx_path.write_text(rec["modules"][file]["ptx"])
         try:
-            subprocess.run(["ptxas", "-arch=sm_90", "-o", str(cubin), str(ptx_path)], check=True,
-                           capture_output=True, text=True, timeout=120)
-            dump = subprocess.run(["cuobjdump", "-sass", str(cubin)], check=True, capture_output=True, text=True,
-                                  timeout=60).stdout
-            ver = subprocess.run(["ptxas", "--version"], capture_output=True, text=True, timeout=30).stdout
+            dump = sass.assemble(rec["modules"][file]["ptx"]).sass
+            ver = subprocess.run([sass.tools()[0], "--version"], capture_output=True, text=True, timeout=30).stdout
             out[file] = {"sass": dump, "ptxas": ver.strip().splitlines()[-1] if ver.strip() else "?",
                          "lowered": rec["modules"][file]["lowered"]}
-        except (OSError, subprocess.SubprocessError) as exc:
+        except (sass.SassUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             out[file] = {"error": f"{type(exc).__name__}: {exc}"}
     store.write_json_gz(store.SASS, {"stamp": stamp, "arch": "sm_90", "files": out})
     ok = [f for f, v in out.items() if "sass" in v]
@@ -323,7 +320,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.what in ("all", "kernels"):
         parts["kernels"] = record_kernels(args.work, args.jobs, stamp)
     if args.what in ("all", "kernels"):
-        parts["sass"] = record_sass(args.work / "sass", stamp)
+        parts["sass"] = record_sass(stamp)
     if args.what in ("all", "programs"):
         parts["programs"] = record_programs(args.work, args.jobs, stamp, args.programs)
     if args.what in ("all", "sanitizer"):
