@@ -7,11 +7,12 @@ thread of the launch, each with a parallel *defined* array (or, while every thre
 value, one value or an affine rule of the thread's place: :mod:`helpers.machine.registers`); a
 result is defined only where every operand it depends on is defined (and the thread's control flow is).
 
-Semantics are those of the PTX ISA (8.x numbering): 9.7.1 integer arithmetic, 9.7.2 extended
-precision, 9.7.3/9.7.4 floating point (single/double), 9.7.6 comparison and selection (setp, selp),
-9.7.7 logic and shift, 9.7.8 data movement and conversion (mov, ld, st, cvt, cvta), 9.7.9 shfl.sync,
-9.7.12 parallel synchronisation (bar, bar.warp.sync, membar/fence, atom, red, vote, match, redux,
-activemask), 9.7.13 control flow (bra, ret, exit). Section 6.4 "Operand Size Exceeding
+Semantics are those of the PTX ISA's Instruction Set chapter, cited by section title or instruction
+(its section numbers change between releases): Integer Arithmetic, Extended-Precision Integer
+Arithmetic, Floating-Point, Comparison and Selection (setp, selp), Logic and Shift, Data Movement and
+Conversion (mov, ld, st, cvt, cvta, shfl.sync), Parallel Synchronization and Communication (bar,
+bar.warp.sync, membar/fence, atom, red, vote, match, redux, activemask), Control Flow (bra, ret,
+exit). Section 6.4 "Operand Size Exceeding
 Instruction-Type Size" gives how registers wider than the instruction type are read (low bits) and
 written (sign- or zero-extended).
 """
@@ -383,7 +384,7 @@ def _linear(x) -> "Affine | int | None":
 
 
 def _affine_sum(a, b, sign: int = 1) -> Optional[Affine]:
-    """``a + sign * b`` (add, sub: the low bits, PTX ISA 9.7.1.1/2)."""
+    """``a + sign * b`` (add, sub: the low bits, PTX ISA add/sub (integer))."""
     x, y = _linear(a), _linear(b)
     if x is None or y is None:
         return None
@@ -392,7 +393,7 @@ def _affine_sum(a, b, sign: int = 1) -> Optional[Affine]:
 
 
 def _affine_product(a, b) -> Optional[Affine]:
-    """``a * b`` (mul.lo: the low bits, PTX ISA 9.7.1.3) of a rule and one integer."""
+    """``a * b`` (mul.lo: the low bits, PTX ISA mul (integer)) of a rule and one integer."""
     x, y = _linear(a), _linear(b)
     if type(x) is Affine and type(y) is int:
         return x.times(y)
@@ -402,7 +403,7 @@ def _affine_product(a, b) -> Optional[Affine]:
 
 
 def _affine_wide(a, b, signed: bool) -> Optional[Affine]:
-    """mul.wide (PTX ISA 9.7.1.3): the operands as integers of their type, their whole product in a
+    """mul.wide (PTX ISA mul (integer)): the operands as integers of their type, their whole product in a
     rule twice as wide; None when a rule's values do not all lie in the type's range."""
     x, y = _linear(a), _linear(b)
     x, y = ((v.signed() if signed else v.unsigned()) if type(v) is Affine else v for v in (x, y))
@@ -411,7 +412,7 @@ def _affine_wide(a, b, signed: bool) -> Optional[Affine]:
 
 
 def _affine_shl(a, b, bits: int) -> Optional[Affine]:
-    """shl (PTX ISA 9.7.7.7) of a rule by one amount; amounts past the width shift every bit out."""
+    """shl (PTX ISA shl) of a rule by one amount; amounts past the width shift every bit out."""
     x, n = _linear(a), _linear(b)
     if type(x) is not Affine or type(n) is not int:
         return None
@@ -419,7 +420,7 @@ def _affine_shl(a, b, bits: int) -> Optional[Affine]:
 
 
 def _affine_divide(a, b, t: str, rem: bool):
-    """div or rem (PTX ISA 9.7.1.7/8) of a rule by one positive integer when every thread's dividend
+    """div or rem (PTX ISA div, rem (integer)) of a rule by one positive integer when every thread's dividend
     (an integer of type t) lies in one [k * b, (k + 1) * b) with k >= 0: the quotient is k in every
     thread (one value), the remainder the rule less k * b (truncation is floor division there)."""
     x, c = _linear(a), _linear(b)
@@ -436,7 +437,7 @@ def _affine_divide(a, b, t: str, rem: bool):
 
 
 def _affine_compare(cmp: str, signed: bool, a, b) -> Optional[np.bool_]:
-    """An integer setp comparison (PTX ISA 9.7.6.1) of rules and values that has one outcome in
+    """An integer setp comparison (PTX ISA setp) of rules and values that has one outcome in
     every thread, as that one value; None when it may differ between threads. ``signed``: how the
     comparison reads the operands."""
     x, y = _linear(a), _linear(b)
@@ -611,7 +612,7 @@ def _absneg(ins: Instr, fn):
 
 
 def _fminmax(op: str, dt, nan_mode: bool):
-    """min/max.f32/.f64 (PTX ISA 9.7.3.10/11): a NaN input is ignored unless .NaN; -0.0 < +0.0;
+    """min/max.f32/.f64 (PTX ISA min, max (floating point)): a NaN input is ignored unless .NaN; -0.0 < +0.0;
     two NaNs give the canonical NaN."""
     canon = np.uint32(0x7FFFFFFF).view(np.float32) if dt == np.float32 else np.uint64(0x7FFFFFFFFFFFFFFF).view(np.float64)
 
@@ -714,7 +715,7 @@ def _shift(ins: Instr, fn):
     bits = 8 * dt.itemsize
 
     def f(a, b):
-        # the shift amount is an unsigned 32-bit value; amounts >= the width clamp (PTX ISA 9.7.7.7/8)
+        # the shift amount is an unsigned 32-bit value; amounts >= the width clamp (PTX ISA shl, shr)
         a = np.asarray(a, dt)
         amt = np.minimum(np.asarray(b, np.uint32).astype(np.uint64), np.uint64(bits))
         if ins.opcode == "shl":
@@ -745,7 +746,7 @@ def _popcount(a: np.ndarray) -> np.ndarray:
 
 @maker("shf")
 def _shf(ins: Instr, fn):
-    """shf.{l,r}.{clamp,wrap}.b32 (PTX ISA 9.7.7.9): shift the 64-bit {b:a} by c; .l keeps the high
+    """shf.{l,r}.{clamp,wrap}.b32 (PTX ISA shf): shift the 64-bit {b:a} by c; .l keeps the high
     word, .r the low word; .clamp uses min(c, 32), .wrap c mod 32."""
     direction = "l" if "l" in ins.mods else "r"
     wrap = "wrap" in ins.mods
@@ -1250,7 +1251,7 @@ def _cvt(ins: Instr, fn):
 
     if not d_float and not s_float:
         def affine(a):
-            # PTX ISA 9.7.9.21: narrowing keeps the low bits; widening sign-extends a signed source
+            # PTX ISA cvt: narrowing keeps the low bits; widening sign-extends a signed source
             # and zero-extends an unsigned one (exact while the rule's values lie in its range)
             bits = 8 * type_size(dt_)
             if bits <= a.bits:
@@ -1580,7 +1581,7 @@ def _activemask(ins: Instr, fn):
         w = writer(ctx, ins.operands[0], "b32")
 
         def run(G):
-            # PTX ISA 9.7.12.10: the mask of threads of the warp executing this instruction together
+            # PTX ISA activemask: the mask of threads of the warp executing this instruction together
             w(G, G.lane_masks_per_thread(), True)
         return Op(ALU, ins, run)
     return _late(ins, build)

@@ -10,17 +10,17 @@ Execution model (docs/machine.md has the long form):
   executes that instruction for every runnable thread at it, across all warps and blocks at once
   (vectorised). Lowest-PC-first reconverges structured code at its join points, so convergent code
   runs as whole warps. A group keeps going through straight-line code while it is still the lowest.
-* Warp-synchronous instructions (PTX ISA 9.7.9.6 shfl.sync, 9.7.12.2 bar.warp.sync, 9.7.12.8 vote,
-  9.7.12.9 match, 9.7.12.11 redux): a thread waits until every non-exited lane named in its member
+* Warp-synchronous instructions (PTX ISA, Instruction Set: shfl.sync, bar.warp.sync, vote.sync,
+  match.sync, redux.sync): a thread waits until every non-exited lane named in its member
   mask waits at a *matching* instruction (same operation and qualifiers, same mask); on sm_70+ that
   may be a different instruction instance (``__syncwarp()`` on both sides of a branch). When no
   thread can move, lanes waiting at non-matching ones make the call undefined (``undefined_shuffle``,
   it then executes with those lanes as non-callers); lanes that wait at a barrier are a ``deadlock``.
-* Barriers (PTX ISA 9.7.12.1 bar/barrier): a barrier waits for every non-exited thread of the CTA
-  (or ``b`` threads, counted per whole warp); exiting threads release barriers they hold up (PTX ISA
-  9.7.13.5 exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp that meet
+* Barriers (PTX ISA, bar/barrier): a barrier waits for every non-exited thread of the CTA
+  (or ``b`` threads, counted per whole warp); exiting threads release the barriers on all threads of
+  the CTA that they hold up, not counted ones (PTX ISA, exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp that meet
   at different barrier instructions are a ``divergent_barrier``.
-* Atomics (PTX ISA 9.7.12.5 atom / 9.7.12.6 red) run one thread at a time: within one scheduling
+* Atomics (PTX ISA, atom / red) run one thread at a time: within one scheduling
   step in increasing linear thread id over the whole grid (block-major: block linear id, then
   thread linear id), steps in schedule order.
 * Races: two accesses to one address (global or shared) by different threads, at least one a write,
@@ -200,7 +200,7 @@ def _order(ins) -> tuple[bool, bool, int]:
     """(release, acquire, scope) of an ``atom``/``red``/``ld``/``st``: PTX ISA 8.4 Table 20 ("Operation
     types"): ``.release`` is a release operation, ``.acquire`` an acquire one, ``.acq_rel`` both;
     alone each forms a release or acquire pattern (8.8 "Release and acquire patterns"). Scope as
-    :func:`_strength`; an atomic without one is ``.gpu`` (9.7.12.5 atom)."""
+    :func:`_strength`; an atomic without one is ``.gpu`` (PTX ISA, atom)."""
     if ins.opcode not in ("atom", "red", "ld", "st"):
         return False, False, 0
     mods = set(ins.mods)
@@ -211,7 +211,7 @@ def _order(ins) -> tuple[bool, bool, int]:
 
 def _contractable(fn: Function) -> list[tuple]:
     """add/sub.f32/f64 without a rounding modifier fed by a mul without one: ptxas may fuse the pair
-    into an fma (PTX ISA 9.7.3.1 add: "add.f32 ... may be optimized aggressively by the code
+    into an fma (PTX ISA, add (floating point): "add.f32 ... may be optimized aggressively by the code
     generator, e.g. mul/add sequences with no rounding modifiers may be contracted into fma")."""
     muls = set()
     for ins in fn.instrs:
@@ -1143,7 +1143,7 @@ class Launch:
         """``ld.global.nc`` (``__ldg``, or a ``const __restrict__`` pointer) of words stored or updated
         by an atomic during this launch: PTX ISA 8.1 "Scope and applicability of the model": the
         memory consistency model does not apply to the non-coherent texture path (ld.global.nc), and
-        9.7.9.8 ld: .nc is for data read-only for the kernel's lifetime. No fence orders such a read
+        PTX ISA, ld: .nc is for data read-only for the kernel's lifetime. No fence orders such a read
         after the write, so its value is undefined (``d`` marked)."""
         hit = sp.W.tids(words) >= 0
         if self.last_atom:
@@ -1692,7 +1692,7 @@ class Launch:
         is undefined (as :func:`helpers.engine.emulator.call_defined` says for a lane alive elsewhere):
 
         * ``forced``: lanes named in the mask wait at a non-matching instruction (already reported);
-        * the callers come from different instructions (another line): PTX ISA 9.7.9.6 / 9.7.12.8
+        * the callers come from different instructions (another line): PTX ISA shfl.sync / vote.sync
           on sm_70+ lets them meet, and the machine lets them (no deadlock), but the Guide asks for
           the same intrinsic call;
         * a lane named in the mask was alive while the call waited for it, stored, performed an
@@ -1736,7 +1736,8 @@ class Launch:
             else:
                 gone = int(lanes[r][np.flatnonzero(left[r])[0]])
                 msg = (f"{op0.ws_key} with member mask {int(rmask[r]):#010x} was called while lane {gone & 31}, which the "
-                       f"mask names, was alive elsewhere; it then exited without calling. The Programming Guide "
+                       f"mask names, did not join it (the lane was at another instruction, or at this one with "
+                       f"another member mask) and exited afterwards. The Programming Guide "
                        f"defines no result for such a call (the GPU waits for the lane to exit): every result of "
                        f"this call is undefined")
                 self.add_finding("undefined_shuffle", p0, msg, threads=(t0, gone), count=int(rows.sum()))
@@ -1839,7 +1840,7 @@ class Launch:
             self.events.append((self.steps, p, w, m, m))
 
     def _syncwarp_clocks(self, rwarp: np.ndarray, callers: np.ndarray) -> None:
-        """bar.warp.sync orders the memory accesses of the lanes it synchronises (PTX ISA 9.7.12.2)."""
+        """bar.warp.sync orders the memory accesses of the lanes it synchronises (PTX ISA, bar.warp.sync)."""
         if self.vc is None:
             self.vc = np.zeros((self.n_warps, 32, 32), np.int32)
         order = np.argsort(rwarp, kind="stable")
@@ -2354,7 +2355,7 @@ def _param_bytes(i: int, p, a, alloc) -> bytes:
 
 
 def _atomic_apply(op: str, dt, cur, b, c):
-    """The new value of one atomic read-modify-write (PTX ISA 9.7.12.5 atom)."""
+    """The new value of one atomic read-modify-write (PTX ISA, atom)."""
     with np.errstate(over="ignore", invalid="ignore"):
         if op == "add":
             return dt.type(cur + b) if dt.kind == "f" else np.add(cur, b, dtype=dt)

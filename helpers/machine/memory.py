@@ -3,12 +3,12 @@
 State spaces (PTX ISA 5.1 "State Spaces"): ``.global`` (every array argument and every module-scope
 ``.global`` variable is its own allocation, bounded exactly), ``.shared`` (one window per CTA:
 static variables, then the dynamic ``extern __shared__`` area), ``.local`` (per thread), ``.param``
-(the kernel's arguments, read-only) and ``.const``. Generic addresses (PTX ISA 5.1.6 "Generic
-addressing", ``cvta``) map windows of the generic space onto shared, local, param and const memory;
+(the kernel's arguments, read-only) and ``.const``. Generic addresses (PTX ISA "Generic
+Addressing", ``cvta``) map windows of the generic space onto shared, local, param and const memory;
 everything else is global.
 
 Every byte has a *defined* bit (host data and stores of defined values are defined; shared and local
-memory start undefined, PTX ISA 5.1.5 / 5.1.4). Global and shared memory also keep, per 4-byte word,
+memory start undefined: PTX ISA 8.2.6 "Initialization", an "unknown but constant value"). Global and shared memory also keep, per 4-byte word,
 the last write and the last two reads (thread, PC, barrier epoch, warp clock, release stamp, bytes),
 which is how races are found (see :mod:`helpers.machine.executor` for the happens-before rules).
 

@@ -1,9 +1,9 @@
 """Bit-exact value semantics that NumPy does not give directly: fused multiply-add, directed
 rounding, flush-to-zero, saturation, float-to-integer conversion, integer division.
 
-PTX ISA references: 9.7.3 "Floating-Point Instructions" (add/sub/mul/fma/div/sqrt with .rn .rz .rm .rp,
-.ftz, .sat), 9.7.9.21 "cvt" (rounding modifiers, saturation of float-to-integer conversions, NaN to 0),
-9.7.1 "Integer Arithmetic Instructions" (div/rem truncate toward zero; division by zero gives an
+PTX ISA references (by title: the Instruction Set chapter's numbers change between releases):
+"Floating-Point Instructions" (add/sub/mul/fma/div/sqrt with .rn .rz .rm .rp, .ftz, .sat), "cvt" (rounding modifiers, saturation of float-to-integer conversions, NaN to 0),
+"Integer Arithmetic Instructions" (div/rem truncate toward zero; division by zero gives an
 unspecified value, which the machine marks undefined).
 """
 from __future__ import annotations

@@ -50,7 +50,7 @@ def _lean(f, *xs: np.ndarray):
 
 
 def shfl_compute(mode: str, want_p: bool = True):
-    """shfl.sync (PTX ISA 9.7.9.6): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0).
+    """shfl.sync (PTX ISA shfl.sync): ``c`` packs the segment mask (bits 12:8) and the clamp (4:0).
     ``want_p``: compute the predicate destination (whether the source lane was in range)."""
     emode = "xor" if mode == "bfly" else mode
     expected_clamp = 0 if mode == "up" else 31
@@ -118,7 +118,7 @@ def shfl_compute(mode: str, want_p: bool = True):
 
 
 def vote_compute(mode: str):
-    """vote.sync (PTX ISA 9.7.12.8): ballot/any/all/uni over the calling lanes."""
+    """vote.sync (PTX ISA vote.sync): ballot/any/all/uni over the calling lanes."""
     def compute(inputs, callers, mask, mask_defined):
         (p, dp), = inputs
         p = p.astype(bool)
@@ -140,7 +140,7 @@ def vote_compute(mode: str):
 
 
 def match_compute(mode: str, t: str):
-    """match.sync (PTX ISA 9.7.12.9): .any through the emulator; .all: the callers' mask when every
+    """match.sync (PTX ISA match.sync): .any through the emulator; .all: the callers' mask when every
     caller holds the same value (and p true), else 0 (p false)."""
     def compute(inputs, callers, mask, mask_defined):
         (a, da), = inputs
@@ -158,7 +158,7 @@ def match_compute(mode: str, t: str):
 
 
 def redux_compute(op: str, t: str):
-    """redux.sync (PTX ISA 9.7.12.11): add/min/max through the emulator; and/or/xor bitwise; a converged
+    """redux.sync (PTX ISA redux.sync): add/min/max through the emulator; and/or/xor bitwise; a converged
     call (every lane, the full mask, defined values) row by row at once."""
     reduce = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
               "xor": np.bitwise_xor}.get(op)

@@ -1,5 +1,5 @@
 """The SIMT machine: IEEE binary32/binary64 arithmetic with the instruction's rounding, fused fma,
-.ftz, .sat, conversions, and refusal of approximate instructions (PTX ISA 9.7.3, 9.7.4, 9.7.9.21)."""
+.ftz, .sat, conversions, and refusal of approximate instructions (PTX ISA Floating-Point Instructions, cvt)."""
 from fractions import Fraction
 
 import numpy as np
@@ -224,3 +224,28 @@ def test_mul_feeding_add_without_rounding_modifiers_is_flagged():
     rep = mod.get_function("contract")((1,), (32,), (a, out))
     assert len(rep.fma_contractable) == 1 and "add.f32" in rep.fma_contractable[0][1]
     np.testing.assert_array_equal(out, a * a + a)
+
+
+def test_min_max_order_signed_zeros_and_give_the_canonical_nan():
+    """docs/machine.md, Values: min/max ignore one NaN, order -0 below +0, and give the canonical NaN
+    0x7fffffff for two NaNs (PTX ISA min, max; checked here bit for bit, not only as "a NaN")."""
+    src = r"""
+extern "C" __global__ void mm(const float* a, const float* b, unsigned* out) {
+    int i = threadIdx.x;
+    out[2 * i] = __float_as_uint(fminf(a[i], b[i]));
+    out[2 * i + 1] = __float_as_uint(fmaxf(a[i], b[i]));
+}"""
+    nan = np.float32(np.nan)
+    other_nan = np.uint32(0x7FC00001).view(np.float32)
+    a = np.array([-0.0, 0.0, nan, nan, 1.0], np.float32)
+    b = np.array([0.0, -0.0, other_nan, 2.0, nan], np.float32)
+    out = np.zeros(2 * a.size, np.uint32)
+    machine.RawModule(code=src).get_function("mm")((1,), (a.size,), (a, b, out))
+    bits = lambda x: int(np.float32(x).view(np.uint32))  # noqa: E731
+    assert out.tolist() == [bits(-0.0), bits(0.0), bits(-0.0), bits(0.0), 0x7FFFFFFF, 0x7FFFFFFF,
+                            bits(2.0), bits(2.0), bits(1.0), bits(1.0)]
+
+
+def test_an_arch_below_compute_70_is_refused():
+    with pytest.raises(ValueError, match="compute_70 or newer"):
+        machine.RawModule(code='extern "C" __global__ void k() {}', options=("-arch=compute_60",))

@@ -1,5 +1,5 @@
-"""The SIMT machine: integer arithmetic, bit operations and conversions against NumPy (PTX ISA 9.7.1,
-9.7.7, 9.7.9.21 cvt)."""
+"""The SIMT machine: integer arithmetic, bit operations and conversions against NumPy (PTX ISA
+Integer Arithmetic, Logic and Shift Instructions, cvt)."""
 import numpy as np
 import pytest
 

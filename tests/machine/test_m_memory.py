@@ -1,6 +1,6 @@
 """The SIMT machine: global, shared (static and dynamic), local, const and module-scope memory,
-generic addressing, vector accesses, and the memory findings (PTX ISA 5.1 state spaces, 9.7.9.8 ld,
-9.7.9.10 st)."""
+generic addressing, vector accesses, and the memory findings (PTX ISA 5.1 state spaces,
+ld, st)."""
 import numpy as np
 import pytest
 

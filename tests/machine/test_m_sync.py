@@ -1,5 +1,5 @@
-"""The SIMT machine: CTA barriers (PTX ISA 9.7.12.1 bar/barrier, 9.7.13.5 exit), atomics in their
-documented order (9.7.12.5 atom, 9.7.12.6 red), fences with atomics across blocks."""
+"""The SIMT machine: CTA barriers (PTX ISA bar/barrier, exit), atomics in their
+documented order (PTX ISA atom, red), fences with atomics across blocks."""
 import numpy as np
 import pytest
 
@@ -143,7 +143,7 @@ def test_divergent_barrier(mod):
 
 
 def test_barriers_in_a_row_run_each_instruction_once(mod):
-    # PTX ISA 9.7.12.1 bar/barrier: a barrier suspends the thread until the CTA arrives, then it
+    # PTX ISA bar/barrier: a barrier suspends the thread until the CTA arrives, then it
     # continues with the next instruction; it never repeats the ones before it.
     x = np.arange(32, dtype=np.int32) * 100
     out = np.zeros(96, np.int32)
@@ -162,7 +162,7 @@ def test_barriers_in_a_row_run_each_instruction_once(mod):
 
 def test_racing_store_over_uninitialized_memory_leaves_the_load_undefined(mod):
     # PTX ISA 8 "Memory Consistency Model": nothing orders the store before the other warp's load,
-    # which may read the word before it was written, i.e. uninitialised shared memory (PTX ISA 5.1.5).
+    # which may read the word before it was written, i.e. uninitialised shared memory (PTX ISA 8.2.6 "Initialization").
     # That the store writes the value the machine happens to hold there (0) changes nothing.
     out = np.zeros(64, np.int32)
     rep = mod.get_function("race_over_uninitialized")((1,), (64,), (out,))

@@ -1,5 +1,5 @@
-"""The SIMT machine: warp-synchronous instructions (PTX ISA 9.7.9.6 shfl.sync, 9.7.12.2 bar.warp.sync,
-9.7.12.8 vote, 9.7.12.9 match, 9.7.12.10 activemask, 9.7.12.11 redux), checked against the
+"""The SIMT machine: warp-synchronous instructions (PTX ISA shfl.sync, bar.warp.sync,
+vote.sync, match.sync, activemask, redux.sync), checked against the
 lane-exact emulator, and the matching rules of independent thread scheduling."""
 import itertools
 
@@ -331,7 +331,7 @@ def _diverged_run(part_name: str, n_warps: int = 2):
 def test_full_mask_call_with_lanes_elsewhere_is_undefined(name):
     # Programming Guide, "Warp Shuffle Functions" / "Warp Vote Functions": every non-exited lane named
     # in mask must execute the same intrinsic with the same mask, or the result is undefined. PTX ISA
-    # 9.7.9.6 / 9.7.12.8 (sm_70+): the caller waits until those lanes have executed it or exited, so the
+    # PTX ISA shfl.sync / vote.sync (sm_70+): the caller waits until those lanes have executed it or exited, so the
     # machine completes the call (no deadlock) and marks every result of it undefined. The H200's
     # values for these calls (data/diverged_reads.json) are one observation, never compared.
     p, rep, got = _diverged_run(name)
@@ -345,7 +345,7 @@ def test_full_mask_call_with_lanes_elsewhere_is_undefined(name):
         return
     f = rep.of_kind("undefined_shuffle")
     assert f, rep.summary()
-    assert ("different instructions" if p.then == "later" else "alive elsewhere") in f[0].message
+    assert ("different instructions" if p.then == "later" else "did not join it") in f[0].message
     assert rep.undefined[4][called].all()          # every result of the call: undefined, never a number
     assert (got[~called] == -1).all() and not rep.undefined[4][~called].any()   # lanes that never called
 
