@@ -14,7 +14,7 @@ import pytest
 from helpers import exercises
 from helpers.engine import kernels
 from helpers.engine import nvrtc
-from helpers.exercises import run
+from helpers.exercises import feedback, run
 from helpers.exercises.spec import EXERCISES_DIR
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC cannot be loaded here (needed to compile CUDA C)")
@@ -255,3 +255,181 @@ def test_each_check_takes_at_most_3_s_on_the_machine() -> None:
     assert max(cpu.values()) <= 3.0 and statistics.median(cpu.values()) <= 2.0, cpu
     if load <= cores:
         assert max(wall.values()) <= 3.0 and statistics.median(wall.values()) <= 2.0, wall
+
+
+# ---------------------------------------------------------------- what learners wrote (review of the exercises)
+
+ENDLESS = """__device__ float warp_reduce_max(float v) {
+    int offset = 16;
+    while (offset > 0) {
+        v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, offset));
+        offset /= 1;
+    }
+    return v;
+}
+"""
+
+
+@needs_nvrtc
+def test_an_endless_loop_is_stopped_within_seconds() -> None:
+    """The machine's default cap (2,000,000 steps) let this run 20 to 100 s and told the learner to
+    "raise max_steps", which they cannot; the check caps each launch at run.max_steps."""
+    exercises.check("warp_reduce_max", exercises.get("warp_reduce_max").solution, seed=0)   # warm-up
+    c = time.process_time()
+    r = exercises.check("warp_reduce_max", ENDLESS, seed=0, first_line=2)
+    assert time.process_time() - c <= 10.0   # 20 to 100 s before the cap; loose, so a slow CI machine passes
+    assert r.status == "machine_error" and not r.passed
+    assert "did not finish" in r.feedback and "blockDim.x = 32" in r.feedback and "never becomes false" in r.feedback
+    assert "max_steps" not in r.feedback and "scheduling" not in r.feedback
+
+
+# Right answers that take many more steps than the reference (one thread adds everything): the step
+# cap must leave them room (thread_sum_vec4's is not vectorised, so "incomplete", not "did not finish").
+SLOW_RIGHT = {
+    "block_y_reduce_sum": """__device__ float block_y_reduce_sum(float v, float* shared) {
+    shared[threadIdx.y * blockDim.x + threadIdx.x] = v;
+    __syncthreads();
+    float s = 0.0f;
+    for (int y = 0; y < blockDim.y; ++y) s += shared[y * blockDim.x + threadIdx.x];
+    return s;
+}
+""",
+    "thread_sum_vec4": """__device__ float thread_sum_vec4(const float* in, long long n) {
+    float s = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (long long i = 0; i < n; ++i) s += in[i];
+    return s;
+}
+""",
+}
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("name", sorted(SLOW_RIGHT))
+def test_a_slow_right_answer_is_not_cut_off(name: str) -> None:
+    r = exercises.check(name, SLOW_RIGHT[name], seed=0)
+    assert r.status == ("passed" if name == "block_y_reduce_sum" else "incomplete"), r.feedback
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("call", ['printf("max %f\\n", v);', "assert(v < 1e30f);"])
+def test_printf_and_assert_are_named_not_their_ptx(call: str) -> None:
+    src = ("__device__ float warp_reduce_max(float v) {\n"
+           "    for (int offset = 16; offset > 0; offset /= 2)\n"
+           "        v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, offset));\n"
+           f"    if (threadIdx.x == 0) {call}\n"
+           "    return v;\n}\n")
+    r = exercises.check("warp_reduce_max", src, seed=0, first_line=2)
+    assert r.status == "unsupported", r.feedback
+    assert f"at line 5 it calls {call.split('(')[0]}" in r.feedback and "st.param" not in r.feedback, r.feedback
+
+
+@needs_nvrtc
+def test_a_system_header_is_explained() -> None:
+    sol = exercises.get("warp_reduce_max").solution
+    r = exercises.check("warp_reduce_max", "#include <cstdio>\n" + sol, seed=0)
+    assert r.status == "compile_error" and 'cannot open source file "cstdio"' in r.feedback
+    assert feedback.NO_SYSTEM_HEADERS in r.feedback
+    # cuda.h exists but includes stdlib.h: the error is in that header, not in the exercise's harness
+    r = exercises.check("warp_reduce_max", "#include <cuda.h>\n" + sol, seed=0)
+    assert r.status == "compile_error" and "in the header cuda.h" in r.feedback, r.feedback
+    assert "harness" not in r.feedback and feedback.NO_SYSTEM_HEADERS in r.feedback
+    # CUDA's own headers are there, and NVRTC's built-in max() needs none
+    r = exercises.check("warp_reduce_max", "#include <cuda_runtime.h>\n#include <cuda/std/cstdint>\n" + sol, seed=0)
+    assert r.passed, r.feedback
+
+
+CG_REDUCE_MAX = """#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__device__ float warp_reduce_max(float v) {
+    auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+    return cg::reduce(tile, v, cg::greater<float>());
+}
+"""
+
+CG_BLOCK_SUM = """#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__device__ float block_reduce_sum(float v, float* shared) {
+    cg::thread_block block = cg::this_thread_block();
+    auto tile = cg::tiled_partition<32>(block);
+    float s = cg::reduce(tile, v, cg::plus<float>());
+    if (tile.thread_rank() == 0) shared[tile.meta_group_rank()] = s;
+    block.sync();
+    float t = 0.0f;
+    if (block.thread_rank() == 0)
+        for (unsigned w = 0; w < tile.meta_group_size(); ++w) t += shared[w];
+    return t;
+}
+"""
+
+
+@needs_nvrtc
+def test_cooperative_groups_answers_and_where_their_shuffles_are() -> None:
+    """cg::reduce over full warps is right; over a partial warp its shuffles read lanes that do not
+    exist, and those shuffles are in a header, not at the header's line number of the learner's cell."""
+    assert exercises.check("warp_reduce_max", CG_REDUCE_MAX, seed=0).passed
+    r = exercises.check("block_reduce_sum", CG_BLOCK_SUM, seed=0, first_line=2)
+    assert r.status == "undefined_result", r.feedback
+    assert "cooperative_groups/details/helpers.h, line" in r.feedback and "a header your code includes" in r.feedback
+    assert not re.search(r"^  - line \d{3}", r.feedback, re.M), r.feedback    # no line 333 of a 14-line cell
+
+
+DEADLOCK = """__device__ float block_reduce_sum(float v, float* shared) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int here = min(32, (int)blockDim.x - warp * 32);
+    const unsigned mask = here == 32 ? 0xffffffffu : (1u << here) - 1u;
+    for (int o = 16; o > 0; o /= 2) { float x = __shfl_down_sync(mask, v, o); if (lane + o < here) v += x; }
+    if (lane == 0) shared[warp] = v;
+    if (threadIdx.x == 0) { __syncthreads(); }
+    else { __syncwarp(); }
+    if (threadIdx.x == 0) { v = 0; for (int w = 0; w < (blockDim.x + 31) / 32; ++w) v += shared[w]; }
+    return v;
+}
+"""
+
+
+@needs_nvrtc
+def test_a_deadlock_is_the_cause_and_is_not_run_on_the_gpu() -> None:
+    """Every output of a deadlocked launch is undefined: the guarded shuffle's discarded reads are not
+    the cause. And a launch that would hang a GPU is not launched there (so this runs without one)."""
+    r = exercises.check("block_reduce_sum", DEADLOCK, seed=0)
+    assert r.status == "hazard" and "Deadlock at line 7" in r.feedback, r.feedback
+    assert "the launch deadlocked" in r.feedback and "outside the member mask" not in r.feedback, r.feedback
+    r = exercises.check("block_reduce_sum", DEADLOCK, seed=0, engine="gpu")
+    assert r.status == "hazard" and run.NOT_ON_GPU_HANG in r.feedback and not r.timings, r.feedback
+
+
+def test_bad_arguments_are_clear_errors() -> None:
+    sol = exercises.get("warp_reduce_max").solution
+    for seed in (-1, "x", 1.5, True):
+        with pytest.raises(ValueError, match="seed must be None or an int >= 0"):
+            exercises.check("warp_reduce_max", sol, seed=seed)  # type: ignore[arg-type]
+    for first in (0, -5, "a"):
+        with pytest.raises(ValueError, match="first_line must be an int >= 1"):
+            exercises.check("warp_reduce_max", sol, first_line=first)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="engine must be"):
+        exercises.check("warp_reduce_max", sol, engine="bogus")
+
+
+@needs_nvrtc
+def test_gpu_engine_without_a_gpu_says_so() -> None:
+    """Was ModuleNotFoundError ('cupy'), which the notebook showed as a fault of the checker."""
+    from helpers.engine import backend
+    from helpers.exercises import magic
+
+    if backend.detect().usable:
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(run.EngineUnavailable, match="engine='gpu' needs CuPy"):
+        exercises.check("warp_reduce_max", exercises.get("warp_reduce_max").solution, seed=0, engine="gpu")
+    text = magic.outputs("warp_reduce_max", exercises.get("warp_reduce_max").solution, engine="gpu")[0].plain
+    assert "not checked" in text and "Drop --engine gpu" in text and "report it" not in text
+
+
+def test_grade_refuses_a_negative_seed_naming_the_option(capsys: pytest.CaptureFixture) -> None:
+    from helpers.exercises import grade
+
+    with pytest.raises(SystemExit):
+        grade.main(["grade", "nothing.ipynb", "--seed", "-1"])
+    assert "argument --seed: must be an int >= 0; got '-1'" in capsys.readouterr().err

@@ -36,7 +36,11 @@ def check(name: str, source: str, *, seed: Optional[int] = None, engine: Optiona
     ``seed`` fixes the randomised launches (None: new ones); ``engine`` is ``"machine"``, ``"gpu"``
     or None (the GPU when CuPy can use one). ``first_line`` is the line of the cell the code starts
     on (2 under a ``%%exercise`` line), so messages use the cell's line numbers. Bad code never
-    raises: the :class:`Result` says what is wrong. Raises ValueError for an unknown ``name``.
+    raises: the :class:`Result` says what is wrong (code that never finishes is stopped after
+    ``run.max_steps`` of the machine's steps). Raises ValueError for an unknown ``name``, a
+    ``source`` that is not a str, a ``seed`` that is not None or an int >= 0, an unknown ``engine``
+    or a ``first_line`` below 1; ``run.EngineUnavailable`` (a ValueError) for ``engine="gpu"`` where
+    no GPU can be used, once the code has run on the machine.
     """
     from helpers.exercises.run import check as _check_one
 

@@ -56,10 +56,22 @@ def no_nvrtc(ex: Exercise, seconds: float) -> Result:
                   seconds=seconds)
 
 
+# NVRTC has CUDA's own headers (cooperative_groups.h, cuda/atomic, cuda/std/..., cuda_fp16.h) on its
+# include path but none of the C and C++ standard library's: `#include <cstdio>`, which every CUDA C
+# file has, stops the compile with "cannot open source file".
+NO_SYSTEM_HEADERS = ("NVRTC compiles device code without the C and C++ standard library headers (stdio.h, cstdio, "
+                     "math.h, cmath, cassert, cstdint, stdlib.h, ...). Device code needs none of them: the math "
+                     "functions (fmaxf, sqrtf, ...) and the intrinsics are built in, and the fixed-width integers "
+                     "are in <cuda/std/cstdint>. Delete that #include line. (printf and assert compile without an "
+                     "#include, but the SIMT machine cannot run them.)")
+
+
 def compile_error(ex: Exercise, errors: Sequence[str], warnings: Sequence[str], in_harness: bool,
                   seconds: float) -> Result:
     parts = [f"Exercise {ex.name}: your code does not compile. NVRTC says (line numbers are your cell's):"]
     parts += [f"\n{e}" for e in errors]
+    if any("cannot open source file" in e for e in errors):
+        parts.append(f"\n{NO_SYSTEM_HEADERS}")
     if in_harness:
         parts.append(f"\nThe harness calls your function exactly as the contract says, so your cell must define "
                      f"{ex.signature} (same name, same parameter types, same return type).")
@@ -69,7 +81,16 @@ def compile_error(ex: Exercise, errors: Sequence[str], warnings: Sequence[str], 
     return Result(ex.name, False, "compile_error", "\n".join(parts), seconds=seconds)
 
 
-def unsupported(ex: Exercise, exc: Any, at: str) -> Result:
+def unsupported(ex: Exercise, exc: Any, at: str, calls: Sequence[str] = ()) -> Result:
+    """The machine met an instruction it does not execute. ``calls``: the external functions the code
+    calls (``run.external_calls``): a call's parameter passing is what the machine stops at, and
+    `st.param.b64` would tell the learner nothing, so the call is named instead."""
+    if calls and exc.instruction.startswith(("st.param", "ld.param", "call")):
+        named = " and ".join(calls)
+        text = (f"Exercise {ex.name}: your code compiles, but at {at} it calls {named}, which the SIMT machine cannot "
+                f"run. Delete the call and run the cell again: the feedback shows what each lane got. (On a GPU, "
+                f"printf and assert work.)")
+        return Result(ex.name, False, "unsupported", text, engine=MACHINE)
     text = (f"Exercise {ex.name}: your code compiles, but the SIMT machine cannot run {at} yet: "
             f"`{exc.instruction}` is an instruction it does not execute (it never guesses). Write that line with "
             f"the intrinsics of the series (shuffles, votes, atomics, __syncthreads, __syncwarp), or check it on a "
@@ -77,13 +98,19 @@ def unsupported(ex: Exercise, exc: Any, at: str) -> Result:
     return Result(ex.name, False, "unsupported", text, engine=MACHINE)
 
 
+def never_finished(ex: Exercise, label: str, steps: int) -> Result:
+    """A launch ran past its step cap (``run.max_steps``): an endless loop or a wait nobody ends."""
+    text = (f"Exercise {ex.name}: in {label} your code did not finish: the SIMT machine stopped it after {steps:,} "
+            f"steps (one step: one instruction run by the threads that are at it together), several times what even "
+            f"a slow right answer needs for this launch. Is there a loop whose condition never becomes false for some thread "
+            f"(a counter that is never advanced, a stride that reaches 0 or never does), or a thread spinning until "
+            f"another thread writes something it never writes? On a GPU this launch would hang.")
+    return Result(ex.name, False, "machine_error", text, engine=MACHINE)
+
+
 def machine_error(ex: Exercise, message: str, label: str) -> Result:
-    if "steps" in message:
-        text = (f"Exercise {ex.name}: in {label} your code did not finish: {message}. Is there a loop whose "
-                f"condition never becomes false for some thread?")
-    else:
-        text = (f"Exercise {ex.name}: the SIMT machine could not run your code in {label}: {message}. If your code "
-                f"looks right, this may be a limit of the machine: check it on a GPU, and tell the maintainers.")
+    text = (f"Exercise {ex.name}: the SIMT machine could not run your code in {label}: {message}. If your code "
+            f"looks right, this may be a limit of the machine: check it on a GPU, and tell the maintainers.")
     return Result(ex.name, False, "machine_error", text, engine=MACHINE)
 
 
@@ -116,14 +143,20 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
     runs = f"{len(cases)} launches on {_engine_words(engine)}"
 
     causes: list[str] = []
-    if first is not None and first.undefined and first.warp is not None and engine in ("machine", "gpu"):
-        causes = undefined_reads(trace_launch(kernel, cases[bad[0]]), [first.warp], _threads(cases[bad[0]]))
+    hung = first is not None and any(f.kind == "deadlock" for f in reports[bad[0]].issues)
+    if hung:
+        # Every output of a launch that deadlocked is undefined: that is the cause. The shuffles' reads
+        # of lanes outside the mask would be a false lead (a guarded tail discards them).
+        causes = ["the launch deadlocked (above): no thread could move, so every output is undefined"]
+    elif first is not None and first.undefined and first.warp is not None and engine in ("machine", "gpu"):
+        causes = undefined_reads(trace_launch(kernel, cases[bad[0]]), [first.warp], _threads(cases[bad[0]]),
+                                 kernel)
 
     def wrong_part() -> list[str]:
         assert first is not None
         out = [first.summary]
         if first.undefined:
-            why = causes + [s for s in soft]
+            why = causes + ([] if hung else [s for s in soft])
             if why:
                 out.append("Where undefined values came from:")
                 out += [f"  - {c}" for c in why]
@@ -167,7 +200,7 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
             probe = next((c for c in cases if c.probe), None)
             if probe is not None:
                 warps = _blocks(probe) * ((_threads(probe) + 31) // 32)
-                for r in undefined_reads(trace_launch(kernel, probe), range(warps), _threads(probe)):
+                for r in undefined_reads(trace_launch(kernel, probe), range(warps), _threads(probe), kernel):
                     notes.append(f"In {probe.label}, {r}. Your code never uses {('them' if 'values' in r else 'it')}: "
                                  f"the result is defined and right, which is all the contract asks "
                                  f"(a guarded tail).")
@@ -209,4 +242,5 @@ def _blocks(case: Case) -> int:
     return int(np.prod(case.grid))
 
 
-__all__ = ["NO_NVRTC", "judged", "not_started", "no_nvrtc", "compile_error", "unsupported", "machine_error"]
+__all__ = ["NO_NVRTC", "NO_SYSTEM_HEADERS", "judged", "not_started", "no_nvrtc", "compile_error", "unsupported",
+           "never_finished", "machine_error"]

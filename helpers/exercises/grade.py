@@ -108,6 +108,17 @@ def write_csv(grades: Iterable[Grade], path: Path) -> None:
             w.writerow([g.student, g.notebook, g.exercise, g.status, int(g.passed), f"{g.seconds:.2f}", g.feedback])
 
 
+def _seed(text: str) -> int:
+    """``--seed``: an int >= 0; argparse prints the message with the option's name."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0; got {text!r}")
+    return value
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.exercises",
                                      description="Warp Lab exercises: list them, check one answer, grade notebooks.")
@@ -116,11 +127,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p_check = sub.add_parser("check", help="check one answer (a .cu file) and print the feedback")
     p_check.add_argument("name", choices=list(EXERCISES))
     p_check.add_argument("file", type=Path)
-    p_check.add_argument("--seed", type=int, default=None)
+    p_check.add_argument("--seed", type=_seed, default=None, help="an int >= 0 (default: new random launches)")
     p_grade = sub.add_parser("grade", help="grade every %%%%exercise cell of the notebooks given")
     p_grade.add_argument("notebooks", nargs="+", type=Path)
     p_grade.add_argument("--csv", type=Path, default=None, help="also write one row per student and exercise here")
-    p_grade.add_argument("--seed", type=int, default=0, help="seed of the random launches (default 0: the same for all)")
+    p_grade.add_argument("--seed", type=_seed, default=0,
+                         help="seed of the random launches, an int >= 0 (default 0: the same for all)")
     p_grade.add_argument("--by-folder", action="store_true", help="a student is the notebook's folder, not its name")
     p_grade.add_argument("--engine", choices=("machine", "gpu"), default="machine")
     args = parser.parse_args(argv)

@@ -90,11 +90,15 @@ def outputs(name: str, source: str, *, seed: Optional[int] = None, engine: Optio
                 + (f"; got {name!r}." if name else "."))
         return [_Html(f'<div class="warplab-exercise"><b>{html.escape(text)}</b></div>', text)]
     from helpers.exercises import check
+    from helpers.exercises.run import EngineUnavailable
 
     ex = get(name)
     try:
         result = check(name, source, seed=seed, engine=engine, first_line=FIRST_LINE)
         shown = _Html(result.html(), result.feedback)
+    except EngineUnavailable as exc:   # `--engine gpu` on a computer without one: say so, no "report it"
+        text = f"Exercise {name}: not checked: {exc}. Drop --engine gpu to check it on the SIMT machine."
+        shown = _Html(f'<div class="warplab-exercise"><b>{html.escape(text)}</b></div>', text)
     except Exception as exc:  # the learner sees a message, never a traceback
         text = (f"Exercise {name}: the checker itself failed ({type(exc).__name__}: {exc}). This is not your "
                 f"code's fault; please report it. helpers.exercises.check({name!r}, source) reproduces it.")

@@ -38,6 +38,11 @@ KIND_TITLES = {
 FAULTS = ("out_of_bounds", "misaligned")
 NOT_ON_GPU = ("Not run on the GPU: the SIMT machine found an access that can fault there (out of bounds or "
               "misaligned), and a fault would leave CUDA unusable in this notebook until its kernel restarts.")
+# A deadlock: no thread could move (threads at a barrier that others never reach). On a GPU that
+# launch never ends, and the notebook's kernel would hang with it, so it is not run there either.
+HANGS = ("deadlock",)
+NOT_ON_GPU_HANG = ("Not run on the GPU: the SIMT machine found a deadlock, and on a GPU that launch would never "
+                   "end (this notebook would hang until its kernel restarts).")
 STATUSES = ("passed", "not_started", "compile_error", "hazard", "undefined_result", "wrong_result",
             "incomplete", "unsupported", "no_nvrtc", "machine_error")
 
@@ -93,10 +98,23 @@ def normalise(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.strip().splitlines() if line.strip())
 
 
+HARNESS_DIR = "exercises/harness/"
+
+
+def harness_file(ex: Exercise) -> str:
+    """The file name the harness has in NVRTC's messages and the PTX line table."""
+    return f"{HARNESS_DIR}{ex.name}.cuh"
+
+
+def header_name(file: str) -> str:
+    """A header as the learner included it: ``cooperative_groups/details/helpers.h``, not its full path."""
+    return file.split("/include/", 1)[1] if "/include/" in file else file.rsplit("/", 1)[-1]
+
+
 def program(ex: Exercise, source: str, first_line: int = 1) -> str:
     """The learner's code under ``#line first_line "cell"``, then the exercise's harness."""
     return (f'#line {int(first_line)} "{CELL}"\n{source.rstrip()}\n'
-            f'#line 1 "exercises/harness/{ex.name}.cuh"\n{ex.harness_path.read_text()}')
+            f'#line 1 "{harness_file(ex)}"\n{ex.harness_path.read_text()}')
 
 
 # The machine's semantics are sm_70+; compute_90 is what helpers.machine compiles for by default.
@@ -125,10 +143,12 @@ def compiler_messages(log: str, ex: Exercise) -> tuple[list[str], list[str], boo
             name = m.group("file").rsplit("/", 1)[-1]
             if m.group("file") == CELL:
                 head = f"line {m.group('line')}: {sev}: {rest}"
-            else:
+            elif m.group("file") == harness_file(ex):
                 in_harness |= sev != "warning"
                 head = (f"in the exercise's harness ({name}, line {m.group('line')}), which calls your "
                         f"function: {sev}: {rest}")
+            else:   # a header the cell includes (cuda.h wants stdlib.h, which NVRTC does not have)
+                head = f"in the header {name} (line {m.group('line')}), which your code includes: {sev}: {rest}"
             current = [head]
             (warnings if sev == "warning" else errors).append(current)  # type: ignore[arg-type]
         elif raw.startswith("Remark:") or re.match(r"^\d+ errors? detected", raw.strip()):
@@ -154,8 +174,10 @@ def where(loc: Any) -> str:
     line = _cell_line(loc)
     if line is not None:
         return f"line {line}"
-    if loc is not None and loc.line:
+    if loc is not None and loc.line and loc.file.startswith(HARNESS_DIR):
         return f"the harness ({loc.file.rsplit('/', 1)[-1]}, line {loc.line})"
+    if loc is not None and loc.line:   # code of a header the cell includes (cooperative_groups, cuda/atomic)
+        return f"{header_name(loc.file)}, line {loc.line} (a header your code includes)"
     if loc is not None:
         return "an instruction the compiler merged from several lines"
     return "an unknown line"
@@ -176,11 +198,27 @@ def finding_sentence(f: Any, label: str) -> str:
     return f"{KIND_TITLES.get(f.kind, f.kind)} at {lines}: {f.message} (in {label})."
 
 
-def undefined_reads(report: Any, warps: Sequence[int], threads: int) -> list[str]:
+def _shuffle_where(report: Any, label: str, kernel: Any) -> str:
+    """Where the shuffle of a trace step (label ``"shfl.sync.down.b32 (line N)"``) is, in the
+    learner's words. The label's line is the innermost one, which is a header's when the shuffle
+    comes from cooperative_groups: with ``kernel``, the instruction's whole location is looked up."""
+    m = re.search(r"\(line (\d+)\)", label)
+    if m is None:
+        return "a shuffle"
+    if kernel is not None:
+        tr, op = report.trace, label.split()[0]
+        for pc, text in enumerate(tr.ptx):
+            if int(tr.lines[pc]) == int(m.group(1)) and text.split()[0] == op:
+                return where(kernel.function.instrs[pc].loc)
+    return f"line {m.group(1)}"
+
+
+def undefined_reads(report: Any, warps: Sequence[int], threads: int, kernel: Any = None) -> list[str]:
     """Shuffles in ``warps`` where a calling lane read a lane that was outside the member mask or
     did not call (inactive, or missing from a partial warp): the roots of undefined values, one
     sentence per source line and reason. ``warps`` are numbered block-major; ``threads`` is the
-    number of threads per block (a partial last warp has lanes that do not exist).
+    number of threads per block (a partial last warp has lanes that do not exist); ``kernel`` (the
+    machine kernel traced) places shuffles inside included headers (else the cell is assumed).
     """
     per_block = (threads + 31) // 32
     found: dict[tuple[str, str], list[set]] = {}
@@ -194,8 +232,7 @@ def undefined_reads(report: Any, warps: Sequence[int], threads: int) -> list[str
             in_mask, dfn = tr.in_mask[s, 0], tr.defined[s, 0]
             srcc = np.clip(src, 0, 31)
             root = callers & ~dfn & (src >= 0)
-            m = re.search(r"\(line (\d+)\)", tr.labels[s])
-            line = f"line {m.group(1)}" if m else "a shuffle"
+            line = _shuffle_where(report, tr.labels[s], kernel)
             exists = np.arange(32) < threads - (int(w) % per_block) * 32
             absent = root & in_mask[srcc] & ~callers[srcc]
             for sel, why in ((root & ~in_mask[srcc], "outside the member mask"),
@@ -222,6 +259,11 @@ def undefined_reads(report: Any, warps: Sequence[int], threads: int) -> list[str
 
 # ---------------------------------------------------------------- the check
 
+class EngineUnavailable(ValueError):
+    """``engine="gpu"`` was asked for where no GPU can be used (a fact about this computer, not a
+    fault of the checker or of the learner's code)."""
+
+
 def _engine(engine: Optional[str]) -> str:
     if engine is None:
         from helpers.engine import backend
@@ -232,6 +274,26 @@ def _engine(engine: Optional[str]) -> str:
     return engine
 
 
+def _gpu_usable() -> None:
+    """Raise :class:`EngineUnavailable` where no GPU can be used: otherwise the first GPU launch fails
+    deep inside (no module cupy), and a notebook would call that a fault of the checker."""
+    from helpers.engine import backend
+
+    if not backend.detect().usable:
+        raise EngineUnavailable(f"engine='gpu' needs CuPy and a usable CUDA GPU, but {backend.detect().reason}; "
+                                f"use engine='machine' (or None: the GPU when there is one)")
+
+
+def _seed(seed: Any) -> int:
+    """A seed for NumPy's generator: a new one for None, else an int >= 0 (NumPy refuses negatives,
+    and a float or a bool would be truncated without a word)."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**32))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be None or an int >= 0; got {seed!r}")
+    return int(seed)
+
+
 def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Optional[str] = None,
           first_line: int = 1) -> Result:
     """Grade ``source`` (the learner's CUDA C) against exercise ``ex``; never raises for bad code."""
@@ -240,12 +302,15 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     t0 = time.perf_counter()
     if not isinstance(source, str):
         raise ValueError(f"source must be a str of CUDA C; got {type(source).__name__}")
+    if isinstance(first_line, bool) or not isinstance(first_line, (int, np.integer)) or first_line < 1:
+        # `#line 0` is refused by NVRTC, and the learner would read that as their code not compiling.
+        raise ValueError(f"first_line must be an int >= 1 (the cell line the code starts on); got {first_line!r}")
+    seed = _seed(seed)
     if normalise(source) == normalise(ex.starter):
         return feedback.not_started(ex, time.perf_counter() - t0)
     if not nvrtc.available():
         return feedback.no_nvrtc(ex, time.perf_counter() - t0)
     engine = _engine(engine)
-    seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
     from helpers import machine
 
     code = program(ex, source, first_line)
@@ -273,9 +338,12 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     timings: tuple[str, ...] = ()
     if engine == "gpu" and any(f.kind in FAULTS for rep in reports for f in rep.issues):
         gpu_lines = [NOT_ON_GPU]
+    elif engine == "gpu" and any(f.kind in HANGS for rep in reports for f in rep.issues):
+        gpu_lines = [NOT_ON_GPU_HANG]
     elif engine == "gpu":
         from helpers.exercises import gpu
 
+        _gpu_usable()
         gpu_mismatches, gpu_lines, timings = gpu.run(ex, code, cases)
         mismatches = [m or g for m, g in zip(mismatches, gpu_mismatches)]
     return feedback.judged(ex, cases, reports, mismatches, warnings, seed=seed, engine=engine,
@@ -286,6 +354,21 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
 # After the first launch that goes wrong, only the remaining edge cases run (they say which shapes
 # fail), and launches stop once this many seconds have gone: a check stays within about 3 s.
 BUDGET_AFTER_FAILURE_S = 0.5
+
+# The machine's scheduling steps (one instruction run by the threads at one PC together) a launch may
+# take. The machine's own default, 2,000,000, lets an endless loop run for minutes (60 to 140 us a
+# step: a learner's `for (i = tid; i < 32; )` with an atomic took 106 s). The reference solutions
+# need at most about 1,300 steps, and the slowest right answer tried, one thread adding a whole array
+# alone, about 3.3 per element of the largest array: this cap leaves that 5 times over and stops an
+# endless loop in 1 to 6 s.
+STEPS_FLOOR = 10_000
+STEPS_PER_ELEMENT = 16
+
+
+def max_steps(case: Case) -> int:
+    """The steps launch ``case`` may take on the machine before it counts as never finishing."""
+    elements = max((a.size for a in case.args if isinstance(a, np.ndarray)), default=1)
+    return STEPS_FLOOR + STEPS_PER_ELEMENT * int(elements)
 
 
 def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
@@ -300,11 +383,14 @@ def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
         if failed_at is not None and (not case.edge or time.perf_counter() - failed_at > BUDGET_AFTER_FAILURE_S):
             continue
         case.reset()
+        steps = max_steps(case)
         try:
-            rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem)
+            rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, max_steps=steps)
         except UnsupportedInstruction as exc:
-            return feedback.unsupported(ex, exc, where(exc.loc))
+            return feedback.unsupported(ex, exc, where(exc.loc), external_calls(kernel.raw_module.ptx))
         except MachineError as exc:
+            if "scheduling steps" in str(exc):
+                return feedback.never_finished(ex, case.label, steps)
             return feedback.machine_error(ex, str(exc), case.label)
         case.data["undefined"] = rep.undefined
         ran.append(case)
@@ -318,4 +404,17 @@ def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
 def trace_launch(kernel: Any, case: Case) -> Any:
     """The launch again, traced (for where undefined values came from)."""
     case.reset()
-    return kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, trace=True)
+    return kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, trace=True,
+                  max_steps=max_steps(case))
+
+
+# Functions a learner's code can call that the machine cannot run, by their PTX names (the runtime's
+# vprintf behind printf, __assertfail behind a failed assert): what to call them in the feedback.
+CALLS = {"vprintf": "printf", "__assertfail": "assert", "malloc": "malloc", "free": "free"}
+
+
+def external_calls(ptx: str) -> list[str]:
+    """The functions the PTX declares ``.extern .func`` (defined outside the module: printf's vprintf,
+    assert's __assertfail), in the learner's words (``CALLS``), in order."""
+    names = re.findall(r"^\s*\.extern\s+\.func\s*(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)", ptx, re.M)
+    return list(dict.fromkeys(CALLS.get(n, n) for n in names))
