@@ -18,8 +18,8 @@ Execution model (docs/machine.md has the long form):
   it then executes with those lanes as non-callers); lanes that wait at a barrier are a ``deadlock``.
 * Barriers (PTX ISA, bar/barrier): a barrier waits for every non-exited thread of the CTA
   (or ``b`` threads, counted per whole warp); exiting threads release the barriers on all threads of
-  the CTA that they hold up, not counted ones (PTX ISA, exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp that meet
-  at different barrier instructions are a ``divergent_barrier``.
+  the CTA that they hold up, not counted ones (PTX ISA, exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp, or the warps of a
+  CTA, that meet at different instructions of one whole-CTA barrier are a ``divergent_barrier``.
 * Atomics (PTX ISA, atom / red) run one thread at a time: within one scheduling
   step in increasing linear thread id over the whole grid (block-major: block linear id, then
   thread linear id), steps in schedule order.
@@ -1911,6 +1911,32 @@ class Launch:
         self.pc[G.idx] = p + 1
         return True
 
+    def _cta_divergent_barrier(self, tids: np.ndarray, pcs: np.ndarray) -> None:
+        """Warps of one CTA released together from *different* aligned instructions of one whole-CTA
+        barrier (``if (warp == 0) __syncthreads(); else __syncthreads();``): PTX ISA, bar/barrier:
+        ``.aligned`` "indicates that all threads in CTA will execute the same barrier{.cta}
+        instruction", and otherwise the behaviour is undefined. The machine lets them meet, and
+        reports it as ``divergent_barrier`` (the lanes of one warp apart are reported above)."""
+        whole = self.bar_cnt[tids] < 0       # counted barriers (bar.sync id, count) name their threads
+        t, p = tids[whole], pcs[whole]
+        if t.size < 2:
+            return
+        key = (t // self.TPC) * 64 + self.bar_id[t]
+        order = np.lexsort((p, key))
+        ks, ps = key[order], p[order]
+        brk = np.flatnonzero((ks[1:] == ks[:-1]) & (ps[1:] != ps[:-1]))
+        for b_ in brk[:1]:
+            t1, t2 = int(t[order][b_]), int(t[order][b_ + 1])
+            p1, p2 = int(ps[b_]), int(ps[b_ + 1])
+            if self.ops[p1].bar_aligned or self.ops[p2].bar_aligned:
+                self.add_finding("divergent_barrier", p2,
+                                 f"the warps of one block reached different __syncthreads() / bar.sync "
+                                 f"instructions ({self.where(p1)} and {self.where(p2)}): bar.sync is an aligned "
+                                 f"barrier, which every thread of the block must reach at the same instruction "
+                                 f"(PTX ISA, bar/barrier: otherwise the behaviour is undefined); the machine "
+                                 f"lets them meet",
+                                 threads=(t1, t2), count=int(brk.size), other_pc=p1)
+
     def bar_try(self, ctas: np.ndarray) -> np.ndarray:
         st = self.status.reshape(self.ncta, self.TPC)[ctas]
         waiting = st == BAR
@@ -1960,6 +1986,8 @@ class Launch:
                                      f"instructions ({self.where(int(self.pc[t1]))} and {self.where(int(self.pc[t2]))}): "
                                      f"bar.sync is an aligned barrier, so this is undefined",
                                      threads=(t1, t2), count=int(brk.size), other_pc=int(self.pc[t1]))
+            if not brk.size:
+                self._cta_divergent_barrier(tids, pcs)
         # bar.red: the reduction over the threads the barrier released
         for p in np.unique(pcs):
             op = self.ops[int(p)]

@@ -244,3 +244,29 @@ def test_last_block_pattern_with_fence_and_atomic_is_clean():
     rep = mod.get_function("reduce_onepass<64>")((grid,), (64,), (x, partials, done, out, np.int64(n)))
     assert rep.clean, rep.summary()
     assert out[0] == x.sum() and done[0] == 0
+
+
+def test_warps_at_different_syncthreads_are_a_divergent_barrier():
+    """PTX ISA bar/barrier: an aligned barrier must be executed by every thread of the CTA at the same
+    instruction. Whole warps at two different __syncthreads() (no warp split) are reported too, and a
+    block-uniform branch, or a barrier every warp reaches at one instruction, is not."""
+    src = r"""
+extern "C" __global__ void apart(int* out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (threadIdx.x < 32) __syncthreads();
+    else __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x ^ 32];
+}
+extern "C" __global__ void uniform(int* out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (blockIdx.x == 0) __syncthreads();
+    else __syncthreads();
+    out[blockIdx.x * 64 + threadIdx.x] = s[threadIdx.x ^ 32];
+}"""
+    mod = machine.RawModule(code=src)
+    rep = mod.get_function("apart")((1,), (64,), (np.zeros(64, np.int32),))
+    f = rep.of_kind("divergent_barrier")
+    assert f and "warps of one block" in f[0].message and f[0].other_line != f[0].line
+    assert mod.get_function("uniform")((2,), (64,), (np.zeros(128, np.int32),)).clean
