@@ -280,6 +280,7 @@ def test_an_endless_loop_is_stopped_within_seconds() -> None:
     assert time.process_time() - c <= 10.0   # 20 to 100 s before the cap; loose, so a slow CI machine passes
     assert r.status == "machine_error" and not r.passed
     assert "did not finish" in r.feedback and "blockDim.x = 32" in r.feedback and "never becomes false" in r.feedback
+    assert re.search(r"stopped it at line [4-7] ", r.feedback), r.feedback   # inside the loop, in the cell's lines
     assert "max_steps" not in r.feedback and "scheduling" not in r.feedback
 
 

@@ -102,15 +102,13 @@ def last_block_serial_check(reports: Sequence[Any], cases: Sequence[Case], modul
     """Run the answer once more with its blocks one after another, block 0 first: the Programming Guide
     ("Thread Hierarchy") requires that blocks can run "in any order, in parallel or in series", and
     nothing guarantees that a later block is running while an earlier one waits."""
-    from helpers.machine import MachineError
+    from helpers.machine import StepLimit
 
     sums = np.arange(1, SERIAL_GRID + 1, dtype=np.float32)
     args = (sums, np.full(SERIAL_GRID, np.nan, np.float32), np.zeros(1, np.uint32), np.full(1, np.nan, np.float32))
     try:
         module.get_function(LAST_BLOCK_SUM.kernel)((SERIAL_GRID,), (1,), args, serial=True, max_steps=SERIAL_STEPS)
-    except MachineError as exc:
-        if "scheduling steps" not in str(exc):
-            raise
+    except StepLimit:
         return (f"with gridDim.x = {SERIAL_GRID} run one block after the other, block 0 first, block 0 never "
                 f"finished: it waits for a block that may not be running. Blocks must be able to run in any "
                 f"order, in parallel or in series (Programming Guide, Thread Hierarchy); a GPU runs only as many "

@@ -98,9 +98,10 @@ def unsupported(ex: Exercise, exc: Any, at: str, calls: Sequence[str] = ()) -> R
     return Result(ex.name, False, "unsupported", text, engine=MACHINE)
 
 
-def never_finished(ex: Exercise, label: str, steps: int) -> Result:
-    """A launch ran past its step cap (``run.max_steps``): an endless loop or a wait nobody ends."""
-    text = (f"Exercise {ex.name}: in {label} your code did not finish: the SIMT machine stopped it after {steps:,} "
+def never_finished(ex: Exercise, label: str, steps: int, at: str) -> Result:
+    """A launch ran past its step cap (``run.max_steps``): an endless loop or a wait nobody ends.
+    ``at``: where the threads were when stopped (``run.where`` of the machine's location)."""
+    text = (f"Exercise {ex.name}: in {label} your code did not finish: the SIMT machine stopped it at {at} after {steps:,} "
             f"steps (one step: one instruction run by the threads that are at it together), several times what even "
             f"a slow right answer needs for this launch. Is there a loop whose condition never becomes false for some thread "
             f"(a counter that is never advanced, a stride that reaches 0 or never does), or a thread spinning until "

@@ -375,7 +375,7 @@ def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
     """Launch on the machine: (cases run, their reports, the first mismatch of each), or a Result
     when the machine cannot run the code."""
     from helpers.exercises import feedback
-    from helpers.machine import MachineError, UnsupportedInstruction
+    from helpers.machine import MachineError, StepLimit, UnsupportedInstruction
 
     ran, reports, mismatches = [], [], []
     failed_at: Optional[float] = None
@@ -388,9 +388,9 @@ def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
             rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, max_steps=steps)
         except UnsupportedInstruction as exc:
             return feedback.unsupported(ex, exc, where(exc.loc), external_calls(kernel.raw_module.ptx))
+        except StepLimit as exc:
+            return feedback.never_finished(ex, case.label, steps, where(exc.loc))
         except MachineError as exc:
-            if "scheduling steps" in str(exc):
-                return feedback.never_finished(ex, case.label, steps)
             return feedback.machine_error(ex, str(exc), case.label)
         case.data["undefined"] = rep.undefined
         ran.append(case)

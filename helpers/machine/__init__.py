@@ -44,12 +44,13 @@ come out in thread order, and float atomic sums round in that order.
 
 An instruction the machine does not support raises :class:`UnsupportedInstruction` naming it and its
 source line, when it is reached; it is never executed approximately (approximate instructions such
-as ``sin.approx`` are refused). A ``trap`` (a failed device assert) raises :class:`MachineError`.
+as ``sin.approx`` are refused). A ``trap`` (a failed device assert) raises :class:`MachineError`; a
+launch past its ``max_steps`` raises :class:`StepLimit` (a MachineError) with the line it stopped at.
 docs/machine.md has the execution model, what is and is not modelled, and the PTX ISA / Programming
 Guide section behind each rule.
 """
 from helpers.machine.module import Kernel, RawModule, kernel_module
-from helpers.machine.report import KINDS, Counters, Finding, MachineError, Report, UnsupportedInstruction
+from helpers.machine.report import KINDS, Counters, Finding, MachineError, Report, StepLimit, UnsupportedInstruction
 
 __all__ = ["RawModule", "Kernel", "kernel_module", "Report", "Finding", "Counters", "KINDS", "MachineError",
-           "UnsupportedInstruction"]
+           "StepLimit", "UnsupportedInstruction"]

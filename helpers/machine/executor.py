@@ -52,7 +52,7 @@ from helpers.machine import memory as mem
 from helpers.machine.memory import BYTES, CLK, EP, NREC, PC, REL, TID
 from helpers.machine.ptx import Addr, Function, Module, Reg, Sym, type_size
 from helpers.machine.registers import Affine, Registers
-from helpers.machine.report import Counters, Finding, MachineError, Report, UnsupportedInstruction
+from helpers.machine.report import Counters, Finding, MachineError, Report, StepLimit, UnsupportedInstruction
 from helpers.machine.warpsync import BadOperand
 
 RUN, BAR, WS, EXIT = 0, 1, 2, 3
@@ -2071,8 +2071,7 @@ class Launch:
             while True:
                 self.steps += 1
                 if self.steps > self.max_steps:
-                    raise MachineError(f"the launch ran more than {self.max_steps} scheduling steps "
-                                       f"(an endless loop?); raise max_steps if it is just long")
+                    raise StepLimit(self.max_steps, self.fn.instrs[p].loc)
                 op = ops[p]
                 ins = op.instr
                 kind = op.kind

@@ -112,7 +112,8 @@ class Kernel:
         parameter (NumPy arrays for pointers, updated in place; NumPy scalars by value).
 
         ``trace=True`` records every executed warp-instruction (``Report.trace``). ``max_steps`` bounds
-        the scheduling steps (a runaway loop raises :class:`MachineError`). ``globals`` sets
+        the scheduling steps (a runaway loop raises :class:`StepLimit`, a MachineError naming where it
+        stopped). ``globals`` sets
         ``__device__`` variables before the launch: {name: a tuple of struct fields (NumPy arrays
         become pointers to buffers updated in place, NumPy scalars are values), or a NumPy array /
         scalar holding the variable's bytes}; e.g. the trace sink of ``-DWARPLAB_TRACE`` kernels:

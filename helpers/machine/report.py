@@ -32,6 +32,20 @@ class UnsupportedInstruction(MachineError):
         self.loc = loc
 
 
+class StepLimit(MachineError):
+    """The launch ran more scheduling steps than ``max_steps`` allows: an endless loop, a spin on a
+    value no thread writes, or a launch longer than the cap. ``.steps`` is the cap; ``.loc`` the CUDA
+    source location of the instruction the lowest-PC threads were at when stopped (None without line
+    info), which in an endless loop lies inside the loop."""
+
+    def __init__(self, steps: int, loc: Optional[Loc]) -> None:
+        where = f" (stopped at {loc.short()})" if loc is not None else ""
+        super().__init__(f"the launch ran more than {steps} scheduling steps{where} (an endless loop?); "
+                         f"raise max_steps if it is just long")
+        self.steps = steps
+        self.loc = loc
+
+
 Thread = tuple[tuple[int, int, int], tuple[int, int, int]]  # ((block x, y, z), (thread x, y, z))
 
 

@@ -158,7 +158,7 @@ def test_serial_blocks_expose_a_wait_for_a_later_block(mod):
     done = np.zeros(1, np.uint32)
     assert mod.get_function("spin_wait")((3,), (1,), (done,)).clean and done[0] == 3
     done[:] = 0
-    with pytest.raises(machine.MachineError, match="scheduling steps"):
+    with pytest.raises(machine.StepLimit, match="scheduling steps"):
         mod.get_function("spin_wait")((3,), (1,), (done,), serial=True, max_steps=2000)
     rep, out = _finish(mod, "acq_rel_ptx")
     x = np.arange(1, GRID + 1, dtype=np.float32)
