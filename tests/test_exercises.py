@@ -434,3 +434,10 @@ def test_grade_refuses_a_negative_seed_naming_the_option(capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         grade.main(["grade", "nothing.ipynb", "--seed", "-1"])
     assert "argument --seed: must be an int >= 0; got '-1'" in capsys.readouterr().err
+
+
+def test_a_nul_character_is_named_with_its_line() -> None:
+    sol = exercises.get("warp_reduce_max").solution
+    r = exercises.check("warp_reduce_max", sol + "\n\x00", seed=0, first_line=2)
+    assert r.status == "compile_error" and "NUL character" in r.feedback
+    assert f"line {2 + sol.count(chr(10)) + 1}:" in r.feedback, r.feedback

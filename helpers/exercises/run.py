@@ -306,6 +306,11 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
         # `#line 0` is refused by NVRTC, and the learner would read that as their code not compiling.
         raise ValueError(f"first_line must be an int >= 1 (the cell line the code starts on); got {first_line!r}")
     seed = _seed(seed)
+    if "\x00" in source:   # NVRTC reads a program up to its first NUL: the rest would vanish unseen
+        line = first_line + source[:source.index("\x00")].count("\n")
+        return feedback.compile_error(ex, [f"line {line}: error: a NUL character (\\x00) is in the code here; NVRTC "
+                                           f"stops reading at it, so nothing after it would be compiled. Delete it."],
+                                      [], False, time.perf_counter() - t0)
     if normalise(source) == normalise(ex.starter):
         return feedback.not_started(ex, time.perf_counter() - t0)
     if not nvrtc.available():
