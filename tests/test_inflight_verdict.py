@@ -67,16 +67,58 @@ def test_a_gain_within_the_margin_or_a_loss_elsewhere_is_mixed() -> None:
     elsewhere = verdict.pairs(verdict.per_rep(_rows(ticket_costs_at_2_21)))
     assert verdict.verdict("ticket", elsewhere).verdict == "SUPPORTED"   # 2^21 is not in the planned run
     assert verdict.verdict("ticket", verdict.pairs(verdict.per_rep(
-        [r for r in _rows(ticket_costs_at_2_21) if r["n"] != 2**20]))).verdict == "NOT TIMED"
+        [r for r in _rows(ticket_costs_at_2_21) if r["n"] != 2**20]))).verdict == "INCOMPLETE"
 
 
-def test_wrong_rows_are_not_times_and_placements_become_one_median_per_repetition() -> None:
+def test_placements_become_one_median_per_repetition_and_bad_rows_are_marked() -> None:
     verdict = _probe("inflight_verdict")
     rows = [{"n": 4, "name": "v9ka x @0", "ok": True, "device_us_reps": [1.0, 5.0]},
             {"n": 4, "name": "v9ka x @1", "ok": True, "device_us_reps": [2.0, 6.0]},
             {"n": 4, "name": "v9ka x @2", "ok": True, "device_us_reps": [9.0, 1.0]},
-            {"n": 4, "name": "v9kp x @0", "ok": False, "device_us_reps": [0.1, 0.1]}]
-    assert verdict.per_rep(rows) == {(4, "v9ka x"): [2.0, 5.0]}
+            {"n": 4, "name": "v9kp x @0", "ok": False, "device_us_reps": [0.1, 0.1]},
+            {"n": 4, "name": "v9kq x", "ok": True, "device_us_reps": [0.1, float("nan")]}]
+    s = verdict.per_rep(rows)
+    assert s[(4, "v9ka x")] == verdict.Series((2.0, 5.0))
+    assert s[(4, "v9kp x")].why == "a wrong sum" and s[(4, "v9kq x")].why == "a time that is not finite"
+
+
+def _gain(name: str, n: int, rep: int) -> float:
+    return (9.8 if name.startswith(("v9ka", "v9m ", "v9minb1", "v9s b256 u8 g512")) and not name.startswith("v9s b1")
+            else 10.0) + 0.001 * rep
+
+
+def test_a_wrong_or_nan_row_of_a_counted_pair_makes_the_change_invalid() -> None:
+    verdict = _probe("inflight_verdict")
+    rows = _rows(_gain)
+    for r in rows:
+        if r["n"] == 2**23 and r["name"].startswith("v9minb1 s1 b256 u8 g512"):
+            r["ok"] = False
+        if r["n"] == 2**25 and r["name"] == "v9s b256 u8 g512":
+            r["device_us_reps"][1] = float("nan")
+    found = verdict.pairs(verdict.per_rep(rows))
+    assert verdict.verdict("launch-bounds", found).verdict == "INVALID"
+    assert verdict.verdict("hbm-256x8", found).verdict == "INVALID"
+    text = verdict.report(rows)
+    assert "rows not usable:" in text and "a wrong sum" in text and "not judged" in text
+
+
+def test_a_run_cut_short_is_incomplete_not_supported() -> None:
+    verdict = _probe("inflight_verdict")
+    rows = [r for r in _rows(_gain) if r["n"] <= 2**24]        # the timeout struck during 2^25
+    found = verdict.pairs(verdict.per_rep(rows))
+    assert verdict.verdict("hbm-256x8", found).verdict == "INCOMPLETE"
+    assert verdict.verdict("launch-bounds", found).verdict == "INCOMPLETE"
+    assert verdict.verdict("ticket", found).verdict == "SUPPORTED"   # 2^20 and 2^24 were timed
+    one_missing = [r for r in _rows(_gain) if not (r["n"] == 2**24 and r["name"].startswith("v9m b256 u8 g512"))]
+    assert verdict.verdict("launch-bounds", verdict.pairs(verdict.per_rep(one_missing))).verdict == "INCOMPLETE"
+
+
+def test_a_size_the_branch_has_no_shape_for_never_counts() -> None:
+    verdict = _probe("inflight_verdict")
+    p = verdict.Pair("ticket", 2**21, "v9ka s0 b512 u4 g256 K8", "v9kp s0 b512 u4 g256 K8", (1.0,), (1.0,))
+    assert not p.counts
+    q = verdict.Pair("ticket", 2**20, "v9ka s0 b256 u4 g2560 K8", "v9kp s0 b256 u4 g2560 K8", (1.0,), (1.0,))
+    assert not q.counts       # g2560 is not g256: whole words, not substrings
 
 
 def test_the_report_prints_every_change() -> None:

@@ -167,12 +167,13 @@ V9M = {
 # yet), each beside v9's own draw (PACKED 1): (B, U, G, STREAM, K). In ptxas 13.0's SASS of v9 the warp that
 # draws waits for the atomic's reply (the SHFL of ptxas's warp aggregation) before issuing its loads; with
 # PACKED 2 the first wait on it comes after the loads (tests/test_sass.py). Round 4 put drawing the ticket at
-# 0.24 us at 2^20 (docs/probes/v9_round4.md).
+# 0.24 us at 2^20 (docs/probes/v9_round4.md). At 2^24 also the shape branch v9-inflight launches from HBM
+# (256 x 8 a round, 512 blocks), so scripts/gpu/inflight_verdict.py sees the ticket there too.
 V9A = {
     2**19: [(256, 4, 128, 0, 4)],
     2**20: [(256, 4, 256, 0, 8), (512, 4, 128, 0, 4)],
     2**21: [(512, 4, 256, 0, 8)],
-    2**24: [(1024, 4, 128, 1, 4), (1024, 8, 128, 1, 4)],
+    2**24: [(1024, 4, 128, 1, 4), (1024, 8, 128, 1, 4), (256, 8, 512, 1, 16)],
     2**25: [(1024, 4, 128, 1, 4)],
 }
 # One block, no combine: floor_kernel<B, U, 0, 1> at grid 1 beside v9 as dispatched (B, U).
