@@ -18,5 +18,9 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(key, PROBES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[key] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]   # no half-imported module for the next test
+        raise
     return module

@@ -1911,31 +1911,47 @@ class Launch:
         self.pc[G.idx] = p + 1
         return True
 
-    def _cta_divergent_barrier(self, tids: np.ndarray, pcs: np.ndarray) -> None:
-        """Warps of one CTA released together from *different* aligned instructions of one whole-CTA
-        barrier (``if (warp == 0) __syncthreads(); else __syncthreads();``): PTX ISA, bar/barrier:
-        ``.aligned`` "indicates that all threads in CTA will execute the same barrier{.cta}
-        instruction", and otherwise the behaviour is undefined. The machine lets them meet, and
-        reports it as ``divergent_barrier`` (the lanes of one warp apart are reported above)."""
-        whole = self.bar_cnt[tids] < 0       # counted barriers (bar.sync id, count) name their threads
-        t, p = tids[whole], pcs[whole]
-        if t.size < 2:
-            return
-        key = (t // self.TPC) * 64 + self.bar_id[t]
-        order = np.lexsort((p, key))
-        ks, ps = key[order], p[order]
-        brk = np.flatnonzero((ks[1:] == ks[:-1]) & (ps[1:] != ps[:-1]))
-        for b_ in brk[:1]:
-            t1, t2 = int(t[order][b_]), int(t[order][b_ + 1])
-            p1, p2 = int(ps[b_]), int(ps[b_ + 1])
-            if self.ops[p1].bar_aligned or self.ops[p2].bar_aligned:
-                self.add_finding("divergent_barrier", p2,
-                                 f"the warps of one block reached different __syncthreads() / bar.sync "
-                                 f"instructions ({self.where(p1)} and {self.where(p2)}): bar.sync is an aligned "
-                                 f"barrier, which every thread of the block must reach at the same instruction "
-                                 f"(PTX ISA, bar/barrier: otherwise the behaviour is undefined); the machine "
-                                 f"lets them meet",
-                                 threads=(t1, t2), count=int(brk.size), other_pc=p1)
+    def _divergent_barriers(self, tids: np.ndarray, pcs: np.ndarray) -> np.ndarray:
+        """The CTAs among the threads ``tids`` just released (at ``pcs``) whose threads met at *different*
+        instructions of one barrier where either is aligned: PTX ISA, bar/barrier: ``.aligned`` "indicates
+        that all threads in CTA will execute the same barrier{.cta} instruction", and otherwise the
+        behaviour is undefined. The lanes of one warp apart (``__syncthreads()`` in both arms of a branch
+        that splits it) are reported first; else whole warps of one CTA at different instructions of one
+        whole-CTA barrier (counted barriers, ``bar.sync id, count``, name their own threads). One finding
+        per kind; the machine lets the threads meet. Returns the CTAs concerned (their ``bar.red``
+        results are undefined)."""
+        aligned = np.array([self.ops[int(p)].bar_aligned for p in np.unique(pcs)])
+        if tids.size < 2 or not aligned.any():
+            return np.zeros(0, np.int64)
+        words = ("__syncthreads() / bar.sync instructions", "these are aligned barrier instructions (what "
+                 "__syncthreads() and its _count/_and/_or forms compile to)")
+        flagged = []
+        reported = False
+        whole = self.bar_cnt[tids] < 0
+        for kind, key, sel in (("warp", tids >> 5, np.ones(tids.size, bool)),
+                               ("cta", tids // self.TPC, whole)):
+            t, p, k = tids[sel], pcs[sel], key[sel]
+            bid = self.bar_id[t] if kind == "cta" else np.zeros(t.size, np.int64)   # a warp: any two barriers
+            order = np.lexsort((p, bid, k))
+            ks, bs, ps, ts = k[order], bid[order], p[order], t[order]
+            brk = np.flatnonzero((ks[1:] == ks[:-1]) & (bs[1:] == bs[:-1]) & (ps[1:] != ps[:-1]))
+            brk = np.array([b for b in brk if self.ops[int(ps[b])].bar_aligned or self.ops[int(ps[b + 1])].bar_aligned],
+                           np.int64)
+            if not brk.size:
+                continue
+            flagged.append(ts[brk] // self.TPC)
+            if reported:
+                continue
+            reported = True
+            b_ = int(brk[0])
+            t1, t2, p1, p2 = int(ts[b_]), int(ts[b_ + 1]), int(ps[b_]), int(ps[b_ + 1])
+            who = "the lanes of one warp" if kind == "warp" else "the warps of one block"
+            self.add_finding("divergent_barrier", p2,
+                             f"{who} reached different {words[0]} ({self.where(p1)} and {self.where(p2)}): {words[1]}, "
+                             f"which every thread of the block must reach at the same instruction (PTX ISA, "
+                             f"bar/barrier: otherwise the behaviour is undefined); the machine lets them meet",
+                             threads=(t1, t2), count=int(brk.size), other_pc=p1)
+        return np.unique(np.concatenate(flagged)) if flagged else np.zeros(0, np.int64)
 
     def bar_try(self, ctas: np.ndarray) -> np.ndarray:
         st = self.status.reshape(self.ncta, self.TPC)[ctas]
@@ -1971,23 +1987,8 @@ class Launch:
         rel_ctas = ctas[release.any(axis=1)]
         tids = (ctas[:, None] * self.TPC + np.arange(self.TPC))[release]
         self.bepoch[rel_ctas] += 1
-        # divergent barrier: the lanes of one warp meet at different aligned barrier instructions
         pcs = self.pc[tids]
-        warps = tids >> 5
-        if tids.size:
-            order = np.lexsort((pcs, warps))
-            wsorted, psorted = warps[order], pcs[order]
-            brk = np.flatnonzero((wsorted[1:] == wsorted[:-1]) & (psorted[1:] != psorted[:-1]))
-            for b_ in brk[:1]:
-                t1, t2 = int(tids[order][b_]), int(tids[order][b_ + 1])
-                if self.ops[int(self.pc[t1])].bar_aligned or self.ops[int(self.pc[t2])].bar_aligned:
-                    self.add_finding("divergent_barrier", int(self.pc[t2]),
-                                     f"the lanes of one warp reached different __syncthreads() / bar.sync "
-                                     f"instructions ({self.where(int(self.pc[t1]))} and {self.where(int(self.pc[t2]))}): "
-                                     f"bar.sync is an aligned barrier, so this is undefined",
-                                     threads=(t1, t2), count=int(brk.size), other_pc=int(self.pc[t1]))
-            if not brk.size:
-                self._cta_divergent_barrier(tids, pcs)
+        apart = self._divergent_barriers(tids, pcs)
         # bar.red: the reduction over the threads the barrier released
         for p in np.unique(pcs):
             op = self.ops[int(p)]
@@ -1998,9 +1999,9 @@ class Launch:
             cta = tp // self.TPC
             for c in np.unique(cta):
                 tc = tp[cta == c]
-                pv, pdv = self.bar_pred[tc], self.bar_pred_def[tc].all()
+                pv, pdv = self.bar_pred[tc], self.bar_pred_def[tc].all() and c not in apart
                 res = {"popc": np.uint32(pv.sum()), "and": bool(pv.all()), "or": bool(pv.any())}[kind]
-                wd(Group(tc, self.T), np.full(tc.size, res), bool(pdv))
+                wd(Group(tc, self.T), np.full(tc.size, res), bool(pdv))   # undefined where threads met apart
         self.status[tids] = RUN
         self.pc[tids] = pcs + 1
         return tids

@@ -270,3 +270,29 @@ extern "C" __global__ void uniform(int* out) {
     f = rep.of_kind("divergent_barrier")
     assert f and "warps of one block" in f[0].message and f[0].other_line != f[0].line
     assert mod.get_function("uniform")((2,), (64,), (np.zeros(128, np.int32),)).clean
+
+
+def test_divergent_barriers_are_found_beside_legal_ones_and_syncthreads_count_is_undefined_there():
+    """Review cases: a legal pair of non-aligned barrier.sync 0 at two instructions (warps 0 and 1) must
+    not hide an aligned pair (warps 2 and 3); __syncthreads_count() reached from two instructions gives
+    an undefined count, never a made-up one."""
+    src = r"""
+extern "C" __global__ void mixed(int* out) {
+    const int w = threadIdx.x / 32;
+    if (w == 0) asm volatile("barrier.sync 0;");
+    else if (w == 1) asm volatile("barrier.sync 0;");
+    else if (w == 2) __syncthreads();
+    else __syncthreads();
+    out[threadIdx.x] = w;
+}
+extern "C" __global__ void counted(int* out) {
+    int c;
+    if (threadIdx.x < 32) c = __syncthreads_count(1);
+    else c = __syncthreads_count(1);
+    out[threadIdx.x] = c;
+}"""
+    mod = machine.RawModule(code=src)
+    assert mod.get_function("mixed")((1,), (128,), (np.zeros(128, np.int32),)).of_kind("divergent_barrier")
+    out = np.zeros(64, np.int32)
+    rep = mod.get_function("counted")((1,), (64,), (out,))
+    assert rep.of_kind("divergent_barrier") and rep.undefined[0].all()
