@@ -192,9 +192,11 @@ def test_compile_error_in_every_exercise_is_in_cell_lines(name: str) -> None:
 
 
 @needs_nvrtc
-def test_code_that_would_fault_is_not_run_on_the_gpu() -> None:
+def test_code_that_would_fault_is_not_run_on_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """An access the machine shows can fault (here a misaligned float4 load) is never launched on a GPU:
-    the fault would leave CUDA unusable in the process. (So this runs without a GPU too.)"""
+    the fault would leave CUDA unusable in the process. (So this runs without a GPU too, once the up-front
+    check that one is usable is waived: nothing here reaches the GPU.)"""
+    monkeypatch.setattr(run, "_gpu_usable", lambda: None)
     src = (EXERCISES_DIR / "wrong" / "thread_sum_vec4_any.misaligned.cu").read_text()
     r = exercises.check("thread_sum_vec4_any", src, seed=0, engine="gpu")
     assert r.status == "hazard" and run.NOT_ON_GPU in r.feedback and not r.timings, r.feedback
@@ -278,7 +280,7 @@ def test_an_endless_loop_is_stopped_within_seconds() -> None:
     c = time.process_time()
     r = exercises.check("warp_reduce_max", ENDLESS, seed=0, first_line=2)
     assert time.process_time() - c <= 10.0   # 20 to 100 s before the cap; loose, so a slow CI machine passes
-    assert r.status == "machine_error" and not r.passed
+    assert r.status == "never_finished" and not r.passed
     assert "did not finish" in r.feedback and "blockDim.x = 32" in r.feedback and "never becomes false" in r.feedback
     assert re.search(r"stopped it at line [4-7] ", r.feedback), r.feedback   # inside the loop, in the cell's lines
     assert "max_steps" not in r.feedback and "scheduling" not in r.feedback
@@ -392,9 +394,11 @@ DEADLOCK = """__device__ float block_reduce_sum(float v, float* shared) {
 
 
 @needs_nvrtc
-def test_a_deadlock_is_the_cause_and_is_not_run_on_the_gpu() -> None:
+def test_a_deadlock_is_the_cause_and_is_not_run_on_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every output of a deadlocked launch is undefined: the guarded shuffle's discarded reads are not
-    the cause. And a launch that would hang a GPU is not launched there (so this runs without one)."""
+    the cause. And a launch that would hang a GPU is not launched there (so this runs without one, the
+    up-front check that one is usable waived)."""
+    monkeypatch.setattr(run, "_gpu_usable", lambda: None)
     r = exercises.check("block_reduce_sum", DEADLOCK, seed=0)
     assert r.status == "hazard" and "Deadlock at line 7" in r.feedback, r.feedback
     assert "the launch deadlocked" in r.feedback and "outside the member mask" not in r.feedback, r.feedback
@@ -426,6 +430,20 @@ def test_gpu_engine_without_a_gpu_says_so() -> None:
         exercises.check("warp_reduce_max", exercises.get("warp_reduce_max").solution, seed=0, engine="gpu")
     text = magic.outputs("warp_reduce_max", exercises.get("warp_reduce_max").solution, engine="gpu")[0].plain
     assert "not checked" in text and "Drop --engine gpu" in text and "report it" not in text
+    misaligned = (EXERCISES_DIR / "wrong" / "thread_sum_vec4_any.misaligned.cu").read_text()
+    with pytest.raises(run.EngineUnavailable):   # up front, whatever the code would do on the machine
+        exercises.check("thread_sum_vec4_any", misaligned, seed=0, engine="gpu")
+
+
+def test_grade_with_the_gpu_engine_and_no_gpu_stops_at_once(capsys: pytest.CaptureFixture) -> None:
+    from helpers.engine import backend
+    from helpers.exercises import grade
+
+    if backend.detect().usable:
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(SystemExit):
+        grade.main(["grade", "nothing.ipynb", "--engine", "gpu"])
+    assert "--engine gpu needs CuPy and a usable CUDA GPU" in capsys.readouterr().err
 
 
 def test_grade_refuses_a_negative_seed_naming_the_option(capsys: pytest.CaptureFixture) -> None:

@@ -40,7 +40,7 @@ def check(name: str, source: str, *, seed: Optional[int] = None, engine: Optiona
     ``run.max_steps`` of the machine's steps). Raises ValueError for an unknown ``name``, a
     ``source`` that is not a str, a ``seed`` that is not None or an int >= 0, an unknown ``engine``
     or a ``first_line`` below 1; ``run.EngineUnavailable`` (a ValueError) for ``engine="gpu"`` where
-    no GPU can be used, once the code has run on the machine.
+    no GPU can be used (before anything is compiled or run).
     """
     from helpers.exercises.run import check as _check_one
 

@@ -56,8 +56,8 @@ def no_nvrtc(ex: Exercise, seconds: float) -> Result:
                   seconds=seconds)
 
 
-# NVRTC has CUDA's own headers (cooperative_groups.h, cuda/atomic, cuda/std/..., cuda_fp16.h) on its
-# include path but none of the C and C++ standard library's: `#include <cstdio>`, which every CUDA C
+# The checker gives NVRTC CUDA's own headers (cooperative_groups.h, cuda/atomic, cuda/std/...,
+# cuda_fp16.h: helpers.engine.kernels.include_options) but none of the C and C++ standard library's: `#include <cstdio>`, which every CUDA C
 # file has, stops the compile with "cannot open source file".
 NO_SYSTEM_HEADERS = ("NVRTC compiles device code without the C and C++ standard library headers (stdio.h, cstdio, "
                      "math.h, cmath, cassert, cstdint, stdlib.h, ...). Device code needs none of them: the math "
@@ -106,7 +106,7 @@ def never_finished(ex: Exercise, label: str, steps: int, at: str) -> Result:
             f"a slow right answer needs for this launch. Is there a loop whose condition never becomes false for some thread "
             f"(a counter that is never advanced, a stride that reaches 0 or never does), or a thread spinning until "
             f"another thread writes something it never writes? On a GPU this launch would hang.")
-    return Result(ex.name, False, "machine_error", text, engine=MACHINE)
+    return Result(ex.name, False, "never_finished", text, engine=MACHINE)
 
 
 def machine_error(ex: Exercise, message: str, label: str) -> Result:

@@ -136,6 +136,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p_grade.add_argument("--by-folder", action="store_true", help="a student is the notebook's folder, not its name")
     p_grade.add_argument("--engine", choices=("machine", "gpu"), default="machine")
     args = parser.parse_args(argv)
+    if getattr(args, "engine", None) == "gpu":
+        from helpers.engine import backend
+
+        if not backend.detect().usable:   # say so once, before any notebook is read
+            parser.error(f"--engine gpu needs CuPy and a usable CUDA GPU, but {backend.detect().reason}; "
+                         f"use --engine machine")
     if args.command == "list":
         for ex in EXERCISES.values():
             print(f"{ex.notebook}  {ex.name:<24} {ex.signature}")

@@ -44,7 +44,7 @@ HANGS = ("deadlock",)
 NOT_ON_GPU_HANG = ("Not run on the GPU: the SIMT machine found a deadlock, and on a GPU that launch would never "
                    "end (this notebook would hang until its kernel restarts).")
 STATUSES = ("passed", "not_started", "compile_error", "hazard", "undefined_result", "wrong_result",
-            "incomplete", "unsupported", "no_nvrtc", "machine_error")
+            "incomplete", "never_finished", "unsupported", "no_nvrtc", "machine_error")
 
 
 @dataclass
@@ -316,6 +316,8 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     if not nvrtc.available():
         return feedback.no_nvrtc(ex, time.perf_counter() - t0)
     engine = _engine(engine)
+    if engine == "gpu":
+        _gpu_usable()
     from helpers import machine
 
     code = program(ex, source, first_line)
@@ -348,7 +350,6 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
     elif engine == "gpu":
         from helpers.exercises import gpu
 
-        _gpu_usable()
         gpu_mismatches, gpu_lines, timings = gpu.run(ex, code, cases)
         mismatches = [m or g for m, g in zip(mismatches, gpu_mismatches)]
     return feedback.judged(ex, cases, reports, mismatches, warnings, seed=seed, engine=engine,
@@ -361,13 +362,16 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
 BUDGET_AFTER_FAILURE_S = 0.5
 
 # The machine's scheduling steps (one instruction run by the threads at one PC together) a launch may
-# take. The machine's own default, 2,000,000, lets an endless loop run for minutes (60 to 140 us a
-# step: a learner's `for (i = tid; i < 32; )` with an atomic took 106 s). The reference solutions
-# need at most about 1,300 steps, and the slowest right answer tried, one thread adding a whole array
-# alone, about 3.3 per element of the largest array: this cap leaves that 5 times over and stops an
-# endless loop in 1 to 6 s.
+# take. The machine's own default, 2,000,000, lets an endless loop run for minutes (a learner's
+# `for (i = tid; i < 32; )` with an atomic took 106 s). The reference solutions need at most about
+# 1,300 steps, and the slowest right answer tried, one thread adding a whole array alone, about 3.3 per
+# element of the largest array: this cap leaves that 5 times over. A step's cost grows with the launch
+# (tens of microseconds in small ones, milliseconds with atomics in the largest: one such endless loop
+# ran 597 s under the step cap alone), so each launch is also bounded in time, LAUNCH_SECONDS, far
+# above what a right answer takes (well under a second per launch).
 STEPS_FLOOR = 10_000
 STEPS_PER_ELEMENT = 16
+LAUNCH_SECONDS = 20.0
 
 
 def max_steps(case: Case) -> int:
@@ -390,7 +394,8 @@ def _run_machine(ex: Exercise, kernel: Any, cases: list[Case]) -> Any:
         case.reset()
         steps = max_steps(case)
         try:
-            rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, max_steps=steps)
+            rep = kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, max_steps=steps,
+                         max_seconds=LAUNCH_SECONDS)
         except UnsupportedInstruction as exc:
             return feedback.unsupported(ex, exc, where(exc.loc), external_calls(kernel.raw_module.ptx))
         except StepLimit as exc:
@@ -410,7 +415,7 @@ def trace_launch(kernel: Any, case: Case) -> Any:
     """The launch again, traced (for where undefined values came from)."""
     case.reset()
     return kernel(case.grid, case.block, case.args, shared_mem=case.shared_mem, trace=True,
-                  max_steps=max_steps(case))
+                  max_steps=max_steps(case), max_seconds=LAUNCH_SECONDS)
 
 
 # Functions a learner's code can call that the machine cannot run, by their PTX names (the runtime's

@@ -43,6 +43,7 @@ Execution model (docs/machine.md has the long form):
 from __future__ import annotations
 
 import re
+import time
 from typing import Optional
 
 import numpy as np
@@ -331,12 +332,14 @@ class Launch:
         self.ws_since = np.zeros(T, np.int64)     # the step a thread began waiting at a warp-sync call
 
     def start(self, args, *, trace: bool, max_steps: int, racy_loads: Optional[set] = None,
-              globals_: Optional[dict] = None, serial: bool = False) -> None:
-        """Reset every per-launch state and load the arguments."""
+              globals_: Optional[dict] = None, serial: bool = False, deadline: Optional[float] = None) -> None:
+        """Reset every per-launch state and load the arguments. ``deadline``: a ``time.perf_counter()``
+        value past which the launch stops (:class:`StepLimit`), None for none."""
         self.serial = serial
         self.regs.reset(self.T)
         self.trace_on = trace
         self.max_steps = max_steps
+        self.deadline = deadline
         self.racy_loads = racy_loads if racy_loads is not None else set()
         self.new_racy: set = set()
         by_pc: dict[int, list] = {}
@@ -2073,6 +2076,8 @@ class Launch:
                 self.steps += 1
                 if self.steps > self.max_steps:
                     raise StepLimit(self.max_steps, self.fn.instrs[p].loc)
+                if self.deadline is not None and not self.steps & 63 and time.perf_counter() > self.deadline:
+                    raise StepLimit(self.steps, self.fn.instrs[p].loc, seconds=True)
                 op = ops[p]
                 ins = op.instr
                 kind = op.kind
@@ -2459,8 +2464,13 @@ def _trim(last: Launch) -> None:
 
 
 def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, trace: bool = False,
-           max_steps: int = 2_000_000, globals_: Optional[dict] = None, serial: bool = False) -> Report:
+           max_steps: int = 2_000_000, globals_: Optional[dict] = None, serial: bool = False,
+           max_seconds: Optional[float] = None) -> Report:
     """Run one launch; replay it once if a racing store changed what an earlier load had read.
+
+    ``max_seconds`` bounds the wall-clock time of the launch, replay included (None: no bound): a step
+    costs from tens of microseconds to milliseconds with the launch's size, so a step count alone does
+    not bound the time of an endless loop in a large launch.
 
     ``serial``: the CTAs run one after another in linear block order, each to its end before the
     next starts. The Programming Guide ("Thread Hierarchy") requires that blocks can run "in any
@@ -2469,11 +2479,12 @@ def launch(module: Module, fn: Function, grid, block, args, shared_mem: int, *, 
     arrays = tuple(isinstance(a, np.ndarray) for a in args)
     L = _launcher(module, fn, arrays)
     L.reshape(grid, block, shared_mem)
-    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_, serial=serial)
+    deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+    L.start(args, trace=trace, max_steps=max_steps, globals_=globals_, serial=serial, deadline=deadline)
     L.run()
     if L.new_racy:
         L.start(args, trace=trace, max_steps=max_steps, racy_loads=set(L.new_racy), globals_=globals_,
-                serial=serial)
+                serial=serial, deadline=deadline)
         L.run()
     L.copy_back()
     report = L.report()

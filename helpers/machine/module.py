@@ -107,13 +107,13 @@ class Kernel:
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0, *,
                  trace: bool = False, max_steps: int = 2_000_000, globals: Optional[dict] = None,
-                 serial: bool = False) -> Report:
+                 serial: bool = False, max_seconds: Optional[float] = None) -> Report:
         """Launch on the machine: ``grid`` and ``block`` are 1 to 3 ints; ``args`` one per kernel
         parameter (NumPy arrays for pointers, updated in place; NumPy scalars by value).
 
         ``trace=True`` records every executed warp-instruction (``Report.trace``). ``max_steps`` bounds
-        the scheduling steps (a runaway loop raises :class:`StepLimit`, a MachineError naming where it
-        stopped). ``globals`` sets
+        the scheduling steps and ``max_seconds`` (None: no bound) the wall-clock time (a runaway loop
+        raises :class:`StepLimit`, a MachineError naming where it stopped). ``globals`` sets
         ``__device__`` variables before the launch: {name: a tuple of struct fields (NumPy arrays
         become pointers to buffers updated in place, NumPy scalars are values), or a NumPy array /
         scalar holding the variable's bytes}; e.g. the trace sink of ``-DWARPLAB_TRACE`` kernels:
@@ -127,7 +127,7 @@ class Kernel:
             raise ValueError(f"shared_mem must be >= 0 bytes; got {shared_mem}")
         return launch(self.raw_module.module, self.function, _dims("grid", grid), _dims("block", block),
                       tuple(args), int(shared_mem), trace=trace, max_steps=max_steps, globals_=globals,
-                      serial=serial)
+                      serial=serial, max_seconds=max_seconds)
 
 
 def _dims(what: str, v: Any) -> tuple[int, int, int]:

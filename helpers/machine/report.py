@@ -33,17 +33,24 @@ class UnsupportedInstruction(MachineError):
 
 
 class StepLimit(MachineError):
-    """The launch ran more scheduling steps than ``max_steps`` allows: an endless loop, a spin on a
-    value no thread writes, or a launch longer than the cap. ``.steps`` is the cap; ``.loc`` the CUDA
+    """The launch ran more scheduling steps than ``max_steps`` allows, or longer than ``max_seconds``
+    (``.seconds`` True): an endless loop, a spin on a value no thread writes, or a launch longer than
+    the cap. ``.steps``: the steps run when stopped (the cap, for ``max_steps``); ``.loc`` the CUDA
     source location of the instruction the lowest-PC threads were at when stopped (None without line
     info), which in an endless loop lies inside the loop."""
 
-    def __init__(self, steps: int, loc: Optional[Loc]) -> None:
+    def __init__(self, steps: int, loc: Optional[Loc], seconds: bool = False) -> None:
         where = f" (stopped at {loc.short()})" if loc is not None else ""
-        super().__init__(f"the launch ran more than {steps} scheduling steps{where} (an endless loop?); "
-                         f"raise max_steps if it is just long")
+        if seconds:
+            text = (f"the launch ran past its max_seconds, after {steps} scheduling steps{where} (an endless "
+                    f"loop?); raise max_seconds if it is just long")
+        else:
+            text = (f"the launch ran more than {steps} scheduling steps{where} (an endless loop?); "
+                    f"raise max_steps if it is just long")
+        super().__init__(text)
         self.steps = steps
         self.loc = loc
+        self.seconds = seconds
 
 
 Thread = tuple[tuple[int, int, int], tuple[int, int, int]]  # ((block x, y, z), (thread x, y, z))

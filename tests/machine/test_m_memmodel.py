@@ -165,3 +165,22 @@ def test_serial_blocks_expose_a_wait_for_a_later_block(mod):
     p, d, o = np.full(GRID, np.nan, np.float32), np.zeros(1, np.uint32), np.full(1, np.nan, np.float32)
     rep = mod.get_function("acq_rel_ptx")((GRID,), (1,), (x, p, d, o), serial=True)
     assert rep.clean and o[0] == out
+
+
+def test_max_seconds_stops_an_endless_launch_and_names_its_line():
+    """A step's cost grows with the launch, so a step cap alone does not bound the time: max_seconds
+    does, raising StepLimit with the line the threads were stuck at."""
+    import time
+
+    src = r"""
+extern "C" __global__ void forever(int* x) {
+    int i = 0;
+    while (x[0] == 0) { i += 1; }
+    x[1] = i;
+}"""
+    k = machine.RawModule(code=src).get_function("forever")
+    t0 = time.perf_counter()
+    with pytest.raises(machine.StepLimit, match="max_seconds") as err:
+        k((4,), (256,), (np.zeros(2, np.int32),), max_seconds=0.5)
+    assert time.perf_counter() - t0 < 10 and err.value.seconds and err.value.loc is not None
+    assert err.value.loc.line == 4
