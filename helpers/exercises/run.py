@@ -148,7 +148,8 @@ def compiler_messages(log: str, ex: Exercise) -> tuple[list[str], list[str], boo
                 head = (f"in the exercise's harness ({name}, line {m.group('line')}), which calls your "
                         f"function: {sev}: {rest}")
             else:   # a header the cell includes (cuda.h wants stdlib.h, which NVRTC does not have)
-                head = f"in the header {name} (line {m.group('line')}), which your code includes: {sev}: {rest}"
+                head = (f"in the header {header_name(m.group('file'))} (line {m.group('line')}), which your code "
+                        f"includes: {sev}: {rest}")
             current = [head]
             (warnings if sev == "warning" else errors).append(current)  # type: ignore[arg-type]
         elif raw.startswith("Remark:") or re.match(r"^\d+ errors? detected", raw.strip()):
