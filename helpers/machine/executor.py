@@ -18,8 +18,9 @@ Execution model (docs/machine.md has the long form):
   it then executes with those lanes as non-callers); lanes that wait at a barrier are a ``deadlock``.
 * Barriers (PTX ISA, bar/barrier): a barrier waits for every non-exited thread of the CTA
   (or ``b`` threads, counted per whole warp); exiting threads release the barriers on all threads of
-  the CTA that they hold up, not counted ones (PTX ISA, exit). ``bar.sync`` is ``barrier.sync.aligned``: the non-exited lanes of a warp, or the warps of a
-  CTA, that meet at different instructions of one whole-CTA barrier are a ``divergent_barrier``.
+  the CTA that they hold up, not counted ones (PTX ISA, exit). ``bar.sync`` is
+  ``barrier.sync.aligned``: the non-exited lanes of a warp, or the warps of a CTA, that meet at
+  different instructions of one whole-CTA barrier are a ``divergent_barrier``.
 * Atomics (PTX ISA, atom / red) run one thread at a time: within one scheduling
   step in increasing linear thread id over the whole grid (block-major: block linear id, then
   thread linear id), steps in schedule order.
@@ -1919,15 +1920,12 @@ class Launch:
         instructions of one barrier where either is aligned: PTX ISA, bar/barrier: ``.aligned`` "indicates
         that all threads in CTA will execute the same barrier{.cta} instruction", and otherwise the
         behaviour is undefined. The lanes of one warp apart (``__syncthreads()`` in both arms of a branch
-        that splits it) are reported first; else whole warps of one CTA at different instructions of one
-        whole-CTA barrier (counted barriers, ``bar.sync id, count``, name their own threads). One finding
-        per kind; the machine lets the threads meet. Returns the CTAs concerned (their ``bar.red``
+        that splits it) take precedence over whole warps of one CTA at different instructions of one
+        whole-CTA barrier (counted barriers, ``bar.sync id, count``, name their own threads): one finding
+        per release. The machine lets the threads meet. Returns the CTAs concerned (their ``bar.red``
         results are undefined)."""
-        aligned = np.array([self.ops[int(p)].bar_aligned for p in np.unique(pcs)])
-        if tids.size < 2 or not aligned.any():
+        if tids.size < 2 or not any(self.ops[int(p)].bar_aligned for p in np.unique(pcs)):
             return np.zeros(0, np.int64)
-        words = ("__syncthreads() / bar.sync instructions", "these are aligned barrier instructions (what "
-                 "__syncthreads() and its _count/_and/_or forms compile to)")
         flagged = []
         reported = False
         whole = self.bar_cnt[tids] < 0
@@ -1950,8 +1948,10 @@ class Launch:
             t1, t2, p1, p2 = int(ts[b_]), int(ts[b_ + 1]), int(ps[b_]), int(ps[b_ + 1])
             who = "the lanes of one warp" if kind == "warp" else "the warps of one block"
             self.add_finding("divergent_barrier", p2,
-                             f"{who} reached different {words[0]} ({self.where(p1)} and {self.where(p2)}): {words[1]}, "
-                             f"which every thread of the block must reach at the same instruction (PTX ISA, "
+                             f"{who} reached different __syncthreads() / bar.sync instructions ({self.where(p1)} and "
+                             f"{self.where(p2)}): these are aligned barrier instructions (what __syncthreads() and its "
+                             f"_count/_and/_or forms compile to), which every thread of the block must reach at the "
+                             f"same instruction (PTX ISA, "
                              f"bar/barrier: otherwise the behaviour is undefined); the machine lets them meet",
                              threads=(t1, t2), count=int(brk.size), other_pc=p1)
         return np.unique(np.concatenate(flagged)) if flagged else np.zeros(0, np.int64)
