@@ -62,10 +62,12 @@ def _free_port() -> int:
 
 
 def _lab_settings(config_dir: Path) -> None:
-    """No news pop-up or update check (nothing may cover what the test clicks), and no autosave."""
+    """No news pop-up or update check (nothing may cover what the test clicks), no autosave, and every
+    cell in the page (no windowing: the waits read every cell's prompt and output)."""
     settings = config_dir / "lab" / "user-settings" / "@jupyterlab"
     for plugin, values in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-                           "docmanager-extension/plugin": {"autosave": False}}.items():
+                           "docmanager-extension/plugin": {"autosave": False},
+                           "notebook-extension/tracker": {"windowingMode": "none"}}.items():
         path = settings / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
@@ -210,22 +212,23 @@ def test_02_offset_slider_moves_the_lanes(notebooks: dict[str, Notebook]) -> Non
     panel.locator(".jp-Cell", has_text="widgets.shuffle_explorer()").first.scroll_into_view_if_needed()
     mapping = panel.locator(".warplab-mapping").first
     mapping.wait_for(timeout=60_000)
-    # the element can be attached before the widget writes its text (seen once in CI, on a loaded machine)
-    page.wait_for_function("panel => /src:/.test(panel.querySelector('.warplab-mapping').innerText)",
+    # the element can be attached before the widget writes its text (seen in CI, on a loaded machine);
+    # textContent, not innerText, which is empty while JupyterLab's windowing skips rendering the cell
+    page.wait_for_function("panel => /src:/.test(panel.querySelector('.warplab-mapping').textContent)",
                            arg=panel.element_handle(), timeout=60_000)
     slider = panel.locator(".widget-slider", has=page.locator(".widget-label", has_text="offset")).first
     handle = slider.locator(".noUi-handle, [role='slider']").first
     handle.scroll_into_view_if_needed()
-    before_text = mapping.inner_text()
+    before_text = mapping.text_content()
     before = _sources(before_text)
     start = int(slider.locator(".widget-readout").inner_text())
     handle.focus()
     page.keyboard.press("ArrowRight")
     offset = start + 1
     # the HTML widget replaces its .warplab-mapping element on update: query it afresh each time
-    page.wait_for_function("([panel, old]) => panel.querySelector('.warplab-mapping').innerText !== old",
+    page.wait_for_function("([panel, old]) => panel.querySelector('.warplab-mapping').textContent !== old",
                            arg=[panel.element_handle(), before_text], timeout=30_000)
-    after = _sources(mapping.inner_text())
+    after = _sources(mapping.text_content())
     assert int(slider.locator(".widget-readout").inner_text()) == offset
     assert after != before
     # __shfl_down_sync over the full warp: lane l reads l + offset while that stays in the warp
