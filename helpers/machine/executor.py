@@ -899,7 +899,8 @@ class Launch:
         """Record an access at ``words`` by ``tids`` (one per word) now."""
         recs.put(words, tids, pc, *self._stamps(tids), 15 if bm is None else bm)
 
-    def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int, read: bool = False) -> np.ndarray:
+    def _ordered(self, rec: np.ndarray, tids: np.ndarray, pc: int, read: bool = False,
+                 hb_only: bool = False) -> np.ndarray:
         """Which recorded accesses cannot race with this one by ``tids`` at ``pc``: the same thread,
         ordered by a barrier, a warp clock or release/acquire, or a morally strong pair.
 
@@ -908,12 +909,13 @@ class Launch:
         the read in causality order (PTX ISA 8.9.5), so the read may return the value before it; only
         release/acquire (8.8) orders it. Strong ld/st pairs stay ordered: a strong load that polls
         (reduce_v9's slots) tolerates either value, and the machine cannot tell a poll from a read
-        that assumes the new value."""
+        that assumes the new value. ``hb_only``: ordered by happens-before alone (a morally strong pair
+        does not count)."""
         rt = rec[:, TID].astype(np.int64)
         o = rt == tids
         cta_r, cta_t = rt // self.TPC, tids // self.TPC
         same_cta = cta_r == cta_t
-        mine = int(self.strong[pc])
+        mine = 0 if hb_only else int(self.strong[pc])
         if mine:
             theirs = self.strong[np.maximum(rec[:, PC], 0)]
             ms = (theirs > 0) & (np.minimum(theirs, mine) >= np.where(same_cta, 1, 2))
@@ -1112,6 +1114,8 @@ class Launch:
                     mark = np.isin(tids, self.racy_by_pc[ins.index])
                     if mark.any():
                         d = d & (~mark if vec == 1 else ~mark[:, None])
+                if self.strong[ins.index] and not read_only:
+                    d = self._strong_over_undefined(sp, ins, words, wt, bm, eidx, pos.size, vec, d)
                 if not read_only:
                     if not sp.R1.empty:
                         r1t = sp.R1.tids(words)
@@ -1181,6 +1185,28 @@ class Launch:
             self.mem_events.append((self.steps, ins.index, kind, sp.name, np.repeat(tids, vec), off, es,
                                     np.asarray(raw).reshape(-1).copy(), np.asarray(d).reshape(-1).copy()))
 
+    def _strong_over_undefined(self, sp: mem.Space, ins, words: np.ndarray, wt: np.ndarray, bm, eidx, n: int,
+                               vec: int, d):
+        """A strong load of words whose last write, by another thread, nothing orders before it (a
+        morally strong pair: no data race, PTX ISA 8.7) while that write went over undefined bytes:
+        the load may have read the bytes from before the write, "an unknown but constant value" (8.2.6
+        "Initialization"), so its value is undefined, whichever order the machine ran. (Over defined
+        bytes either value is one the hardware may return, as a poll expects.)"""
+        present = np.flatnonzero(sp.W.tids(words) >= 0)
+        if present.size:
+            present = present[sp.w_undef[words[present]]]
+        if present.size and bm is not None:
+            present = present[(sp.W.column(BYTES, words[present]) & bm[present]) != 0]
+        if not present.size:
+            return d
+        rows = sp.W.rows(words[present])
+        blind = present[~self._ordered(rows, wt[present], ins.index, hb_only=True)]
+        if not blind.size:
+            return d
+        bad = np.zeros(n, bool)
+        bad[blind if eidx is None else eidx[blind]] = True
+        return d & (~bad if vec == 1 else ~bad[:, None])
+
     def _war(self, sp: mem.Space, ins, R: mem.Records, tids: np.ndarray, bm, words: np.ndarray, present: np.ndarray,
              chg: np.ndarray) -> None:
         """A store's check against the earlier reads ``R`` of the words it writes (WAR), then those
@@ -1234,6 +1260,7 @@ class Launch:
                 # undefined (never written, or written undefined): then either outcome may be garbage.
                 old_def = sp.defined.view(ut)[idx] == ONES[es]
                 chg_el = (old != new) | ~old_def if vec == 1 else ((old != new) | ~old_def).any(axis=1)
+                und_el = ~old_def if vec == 1 else (~old_def).any(axis=1)
                 tids = G.idx if pos.size == G.n else G.idx[pos]
                 words, bm, eidx = self._words(flat, nbytes)
                 wt = tids if eidx is None else tids[eidx]
@@ -1266,6 +1293,7 @@ class Launch:
                         d[last[i][differ]] = False
                 self._put(sp.W, words, wt, ins.index, bm)
                 sp.w_chg[words] = chg
+                sp.w_undef[words] = und_el if eidx is None else und_el[eidx]
             view[idx] = new
             sp.defined.view(ut)[idx] = ONES[es] if d.all() else np.where(d, ONES[es], ut(0))
             if sp.written is not None:
@@ -1286,7 +1314,7 @@ class Launch:
         first word, an int) or, for the same lanes of every warp, each thread's word at its offset
         from the first thread (then one word per thread); None otherwise."""
         n = G.n
-        if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or np.shape(addr) != (n,):
+        if space != "global" or self.trace_on or self.strong[ins.index] or np.shape(addr) != (n,):
             return None
         a = addr
         a0, a1 = int(a[0]), int(a[-1])
@@ -1395,6 +1423,7 @@ class Launch:
             self._war(sp, ins, R, tids, None, words, present, chg)
         self._put(sp.W, sl, tids, ins.index, None)
         sp.w_chg[sl] = chg
+        sp.w_undef[sl] = dview[sl] != ONES[4]
         view[sl] = new
         dview[sl] = ONES[4] if d.all() else np.where(d, ONES[4], np.uint32(0))
         self._count_run(G, ins, run)

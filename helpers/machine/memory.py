@@ -133,7 +133,7 @@ class Allocation:
 class Space:
     """A flat byte space: data, a defined bit per byte, optionally 'ever written' and race records
     (``W`` the last write of each word, ``R1``/``R2`` its last two reads, ``w_chg`` whether that write
-    changed the word)."""
+    changed the word, ``w_undef`` whether it went over bytes that were undefined)."""
 
     def __init__(self, name: str, nbytes: int, *, defined: bool, track_written: bool, races: bool) -> None:
         n = self.rounded(nbytes)
@@ -147,6 +147,7 @@ class Space:
             self.W, self.R1, self.R2 = Records(nw), Records(nw), Records(nw)
             # read only where W holds a record, which sets it: never reset
             self.w_chg = np.zeros(nw, bool)
+            self.w_undef = np.zeros(nw, bool)
         else:
             self.W = None
         self._scratch: Optional[np.ndarray] = None

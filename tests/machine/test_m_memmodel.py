@@ -184,3 +184,27 @@ extern "C" __global__ void forever(int* x) {
         k((4,), (256,), (np.zeros(2, np.int32),), max_seconds=0.5)
     assert time.perf_counter() - t0 < 10 and err.value.seconds and err.value.loc is not None
     assert err.value.loc.line == 4
+
+
+def test_a_strong_load_that_may_read_undefined_bytes_is_undefined():
+    """Relaxed (strong) accesses in a block with nothing ordering them are no data race (PTX ISA 8.7),
+    but the load may return the bytes from before the store: memory nobody initialised holds "an
+    unknown but constant value" (8.2.6), so the value is undefined. Over initialised memory either
+    value is one the hardware may return, and it stays defined."""
+    from helpers.engine import kernels
+
+    src = r"""
+#include <cuda/atomic>
+using ref = cuda::atomic_ref<int, cuda::thread_scope_block>;
+extern "C" __global__ void exchange(int* out, int init) {
+    __shared__ int s[32];
+    const int l = threadIdx.x;
+    if (init) { s[l] = 0; __syncthreads(); }
+    ref(s[l]).store(l + 100, cuda::memory_order_relaxed);
+    out[l] = ref(s[(l + 1) & 31]).load(cuda::memory_order_relaxed);
+}"""
+    k = machine.RawModule(code=src, options=("-std=c++17", *kernels.include_options())).get_function("exchange")
+    for init, undefined in ((0, 32), (1, 0)):
+        out = np.zeros(32, np.int32)
+        rep = k((1,), (32,), (out, np.int32(init)))
+        assert not rep.of_kind("race") and int(rep.undefined[0].sum()) == undefined, (init, rep.summary())
