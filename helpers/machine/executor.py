@@ -211,6 +211,15 @@ def _order(ins) -> tuple[bool, bool, int]:
     return rel, acq, next((_SCOPES[m] for m in ins.mods if m in _SCOPES), 2)
 
 
+def _undefine(d, at, eidx: Optional[np.ndarray], n: int, vec: int):
+    """Definedness ``d`` of an access's ``n`` elements ((n,) or (n, vec)) with the elements that hold
+    the words ``at`` (indices or a mask into the access's words; ``eidx`` maps each word to its
+    element, None where each element is one word) made undefined."""
+    bad = np.zeros(n, bool)
+    bad[at if eidx is None else eidx[at]] = True
+    return d & (~bad if vec == 1 else ~bad[:, None])
+
+
 def _contractable(fn: Function) -> list[tuple]:
     """add/sub.f32/f64 without a rounding modifier fed by a mul without one: ptxas may fuse the pair
     into an fma (PTX ISA, add (floating point): "add.f32 ... may be optimized aggressively by the code
@@ -1107,9 +1116,7 @@ class Launch:
                 if hit is not None:
                     changed = hit[0][sp.w_chg[words[hit[0]]]]
                     if changed.size:
-                        badel = np.zeros(pos.size, bool)
-                        badel[changed if eidx is None else eidx[changed]] = True
-                        d = d & (~badel if vec == 1 else ~badel[:, None])
+                        d = _undefine(d, changed, eidx, pos.size, vec)
                 if ins.index in self.racy_by_pc:
                     mark = np.isin(tids, self.racy_by_pc[ins.index])
                     if mark.any():
@@ -1173,9 +1180,7 @@ class Launch:
             threads=(int(wt[i]),), count=int(hit.sum()),
             other_pc=w_pc if w_tid >= 0 else self.last_atom[int(words[i])][1],
             key_extra=("nc",), hazard="RAW", space="global", between="non-coherent")
-        bad = np.zeros(n, bool)
-        bad[hit if eidx is None else eidx[hit]] = True
-        return d & (~bad if vec == 1 else ~bad[:, None])
+        return _undefine(d, hit, eidx, n, vec)
 
     def _trace_mem(self, kind: str, sp, ins, tids: np.ndarray, flat: np.ndarray, es: int, raw, d) -> None:
         """With trace=True: a shared or global load/store, per thread and element (for block figures)."""
@@ -1201,11 +1206,7 @@ class Launch:
             return d
         rows = sp.W.rows(words[present])
         blind = present[~self._ordered(rows, wt[present], ins.index, hb_only=True)]
-        if not blind.size:
-            return d
-        bad = np.zeros(n, bool)
-        bad[blind if eidx is None else eidx[blind]] = True
-        return d & (~bad if vec == 1 else ~bad[:, None])
+        return _undefine(d, blind, eidx, n, vec) if blind.size else d
 
     def _war(self, sp: mem.Space, ins, R: mem.Records, tids: np.ndarray, bm, words: np.ndarray, present: np.ndarray,
              chg: np.ndarray) -> None:
@@ -1269,9 +1270,7 @@ class Launch:
                 if hit is not None:
                     lc = hit[0][chg[hit[0]]]
                     if lc.size:
-                        lost = np.zeros(pos.size, bool)
-                        lost[lc if eidx is None else eidx[lc]] = True
-                        d &= ~lost if vec == 1 else ~lost[:, None]
+                        d = _undefine(d, lc, eidx, pos.size, vec)
                 for R in (sp.R1, sp.R2):   # the reads of these words: checked, then forgotten
                     present = None if R.empty else np.flatnonzero(R.tids(words) >= 0)
                     if present is None or present.size == 0:
