@@ -1,0 +1,29 @@
+"""The learner's path stays within its budget (scripts/notebook_budget.py): words on the main path,
+sentence lengths, and a run's output in every numbered section."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+_PATH = Path(__file__).resolve().parents[1] / "scripts" / "notebook_budget.py"
+_spec = importlib.util.spec_from_file_location("warplab_notebook_budget", _PATH)
+budget = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = budget
+_spec.loader.exec_module(budget)
+
+
+def test_details_and_code_spans_are_not_main_path_words():
+    text = budget._plain(budget.main_path(
+        "Call `__shfl_down_sync(mask, v, 1)` now.\n\n<details><summary>Why</summary>Many words here.</details>"))
+    assert budget.count_words(text) == 3
+
+
+def test_a_list_is_not_one_sentence(tmp_path):
+    nb = {"cells": [{"cell_type": "markdown", "source": ["## 1. Lists\n", "- one two\n", "- three four five\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "01_x.ipynb"
+    path.write_text(__import__("json").dumps(nb))
+    m = budget.measure(path)
+    assert [n for n, _ in m.sentences] == [1, 2, 3]
+    assert m.breaches() == ["01_x: section 1 (Lists) shows no figure, widget or table from a run"]
