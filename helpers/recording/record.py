@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only-core", action="store_true", help="skip the per-topic recorders and the benchmarks")
     parser.add_argument("--no-bench", action="store_true", help="skip the ladder and sweep of notebooks 05-06")
+    parser.add_argument("--no-sanitizer", action="store_true", help="skip the compute-sanitizer runs of notebook 04")
     args = parser.parse_args(argv)
     d = backend.detect()
     if not d.usable:
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only_core:
         from helpers.recording import record_reduce
 
-        written += record_reduce.record()
+        written += record_reduce.record(sanitizer=not args.no_sanitizer)
         if not args.no_bench:
             written += record_bench()
     for p in written:
