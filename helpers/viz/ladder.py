@@ -222,7 +222,7 @@ def sweep_chart(results: dict[str, Any], yours: Optional[dict[str, Any]] = None)
     note = (f"; left out of the device-time panels (graph replay longer than the call's host-inclusive time): "
             f"{', '.join(dropped)}" if dropped else "")
     _footer(fig, describe(results) + note + (f". Your GPU (GB/s panel): {describe(yours)}" if yours is not None else ""))
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.03 if yours is None else 0.06, 1, 1))   # room for the longer footer
     return fig
 
 
