@@ -261,7 +261,8 @@ def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np
             if d:
                 texts.add(x, y, boxes.format_value(v), fontsize=6.5, color="white" if ok else style.BLACK)
             else:
-                undef = render.LabelText(x, y, boxes.UNDEF_TEXT, fontsize=5.5, color=style.UNDEFINED_EDGE, pad=0.2)
+                # Dark text on its white label: the vermilion hatching around it must not swallow the word.
+                undef = render.LabelText(x, y, boxes.UNDEF_TEXT, fontsize=7, color=style.BLACK, pad=0.25)
                 undef.set_clip_on(False)
                 ax.add_artist(undef)
 
@@ -294,7 +295,8 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     height_units = by + (len(yr) * 1.4 + 0.6 if yr else 0)
     fig_h = min(5.0, max(2.4, 1.3 + 3.2 * height_units / max(width_units / 3, height_units, 1)))
     fig = render.LaneFigure(figsize=(style.FIG_WIDTH, fig_h))
-    ax = fig.add_axes((0.09, 0.14, 0.89, 0.72))
+    # The bottom band holds two lines, the legend and under it the footer, so neither covers the other.
+    ax = fig.add_axes((0.09, 0.19, 0.89, 0.67))
     tid = np.arange(bx * by).reshape(by, bx)
     warp = tid // LANES
     ax.imshow(warp % len(WARP_COLORS), cmap=ListedColormap(WARP_COLORS), vmin=0, vmax=len(WARP_COLORS) - 1,
@@ -355,9 +357,9 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
                        label="undefined")]
     if keys:
         render.stamped_legend(fig, keys, ("block_grid", n_warps <= len(WARP_COLORS) and n_warps, bool(results)),
-                               loc="center", bbox_to_anchor=(0.5, 0.055), ncol=len(keys), fontsize=7, frameon=False)
+                               loc="center", bbox_to_anchor=(0.5, 0.105), ncol=len(keys), fontsize=7, frameon=False)
     if source_label:
-        fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
+        fig.text(0.5, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="center", va="bottom")
     return fig
 
 
