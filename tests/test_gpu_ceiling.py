@@ -139,3 +139,12 @@ def test_a_feature_newer_than_the_gpu_says_so_before_launching(monkeypatch) -> N
     with pytest.raises(RuntimeError, match=r"method='intrinsic' \(__reduce_\*_sync\) needs compute capability 8\.0"):
         wr.library_reduce(np.arange(32, dtype=np.int32), method="intrinsic", backend="cupy")
     assert warp.reduce_add(np.arange(32, dtype=np.int32), backend="emulator").values[0] == 496
+
+
+def test_recording_on_an_older_gpu_leaves_out_what_it_cannot_run() -> None:
+    from helpers.recording import record
+
+    every, none_left = record.runnable_cases((9, 0))
+    older, left = record.runnable_cases((7, 5))
+    assert none_left == [] and left and all(op.startswith("reduce_") for op in left)
+    assert len(older) < len(every) and not any(c["op"].startswith("reduce_") for c in older)
