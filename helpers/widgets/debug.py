@@ -84,6 +84,12 @@ def arg_names(code: str, name: str, n: int) -> list[str]:
     return [f"args[{i}]" for i in range(n)]
 
 
+def kernel_names(code: str) -> list[str]:
+    """The names of the ``__global__`` functions ``code`` declares, in order."""
+    plain = re.sub(r"__launch_bounds__\s*\([^)]*\)", "", code)
+    return list(dict.fromkeys(re.findall(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", plain)))
+
+
 def prepare(code: str, name: str, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0, *,
             options: Sequence[str] = (), blocks: Optional[Sequence[int]] = None) -> Union[Session, str]:
     """Compile ``code`` (CUDA C++; ``name`` a kernel or a template's name expression such as
@@ -105,9 +111,13 @@ def prepare(code: str, name: str, grid: Any, block: Any, args: Sequence[Any], sh
         if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
             return f"shared_mem must be a whole number of bytes >= 0; got {shared_mem!r}"
         opts = tuple(options) or ("-std=c++17", *kernels.include_options())
-        exprs = (name,) if "<" in name else ()
         try:
-            mod = machine.RawModule(code=code, options=opts, name_expressions=exprs)
+            mod = machine.RawModule(code=code, options=opts)
+            if name not in mod.kernel_names:     # a C++ (mangled) kernel or a template's instantiation
+                try:
+                    mod = machine.RawModule(code=code, options=opts, name_expressions=(name,))
+                except nvrtc.CompileError:
+                    return f"name must be one of the kernels this code declares {kernel_names(code)}; got {name!r}"
         except nvrtc.CompileError as exc:
             return f"the kernel does not compile:\n{exc}"
         except nvrtc.NvrtcUnavailable as exc:
