@@ -4,8 +4,8 @@
 
 Idempotent: every cell it writes carries the tag ``warplab-exercises``; running it again removes
 those cells and writes them anew (so it also refreshes them after helpers/exercises changes).
-The section is: a numbered heading with how the cells are checked, a ``%load_ext`` cell, then per
-exercise a markdown cell with its contract and an ``%%exercise NAME`` cell holding the starter
+The section is: a numbered heading with how the cells are checked (collapsed), a ``%load_ext`` cell, then per
+exercise a markdown cell with its contract (how it is checked collapsed) and an ``%%exercise NAME`` cell holding the starter
 code. Each exercise cell's stored output is what running it prints, the "not solved yet" feedback
 and the buttons' plain-text form, so strict nbval passes without re-executing the notebook.
 
@@ -33,21 +33,30 @@ NUMBERED = re.compile(r"^##\s+(\d+)\.", re.M)
 
 INTRO = """## {n}. Exercises
 
-Now write the code yourself. Each cell below holds the start of a device function in CUDA C: replace the
-TODO and run the cell. It is compiled by NVRTC and checked on the SIMT machine, lane by lane, and on
-the GPU as well if there is one: every edge case the contract names plus random launches, against a
-NumPy reference, while the machine watches for races, undefined shuffles, out-of-bounds accesses and
-barriers that only part of a warp reaches. Line numbers in the feedback are the cell's. Hints come one
-at a time; the solution is one click away.
+Now write the code yourself. Each cell below holds the start of a device function in CUDA C. Replace
+the TODO and run the cell: you see at once whether it is right. Line numbers in the feedback are the
+cell's. Hints come one at a time; the solution is one click away.
+
+<details><summary>How your code is checked, and how to grade a class</summary>
+
+Each cell is compiled by NVRTC and checked on the SIMT machine, lane by lane, and on the GPU as well if
+there is one. It runs every edge case the contract names plus random launches, against a NumPy
+reference. Meanwhile the machine watches for races, undefined shuffles, out-of-bounds accesses and
+barriers that only part of a warp reaches.
 
 *Instructors:* `helpers.exercises.check(name, source)` grades one answer, and
-`python -m helpers.exercises grade notebooks/*.ipynb --csv grades.csv` grades a class's notebooks."""
+`python -m helpers.exercises grade notebooks/*.ipynb --csv grades.csv` grades a class's notebooks.
+</details>"""
 
+# "How it is checked" is evidence, not the task: collapsed, one click away.
 CONTRACT = """### {n}.{k} `{name}`: {title}
 
 **Contract.** `{signature}`. {contract}
 
-**How it is checked.** {compare}"""
+<details><summary>How it is checked</summary>
+
+{compare}
+</details>"""
 
 
 def _tagged(cell: Any) -> bool:

@@ -2,11 +2,17 @@
 kernel, in one run, with two clocks kept apart (:mod:`helpers.bench.clock`).
 
     python -m helpers.bench                   # the ladder, 2^20 .. 2^28 (no GPU: the recorded H200 run)
-    python -m helpers.bench --record          # ... and write data/bench_ladder.json
+    python -m helpers.bench --record          # ... and write local-recordings/bench_ladder.json
     python -m helpers.bench --sweep --record  # best kernels, cupy.sum, copy, empty over 2^10 .. 2^30
     python -m helpers.bench --tune --record   # block size x unroll of v8, onepass and v9
 
-Contract (:func:`main`): prints the table and the checks on stdout, progress and failures on
+On a GPU it names that GPU's memory ceiling and its source (:mod:`helpers.bench.ceiling`) and checks
+the relative goals (against ``cupy.sum`` in the same run, fractions of that ceiling); the H200's
+absolute goals only on an H200. ``--record`` writes into ``$WARPLAB_RECORD_INTO``, else the
+learner's ``local-recordings/`` (:func:`helpers.data.record_locally_unless_set`); the H200 scripts
+set it to ``data``.
+
+Contract (:func:`main`): prints the table, the ceiling and the checks on stdout, progress and failures on
 stderr; exit status 0 (done, or the recording shown without a GPU), 1 (no GPU and nothing
 recorded), 2 (``--record`` without a GPU), 3 (a version's check failed). ``--first-launch N`` is
 the child process of :func:`helpers.bench.clock.fresh_first_launch_us`. Imports engine, topics and
@@ -18,11 +24,13 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from helpers.bench.ceiling import ceiling_of
 from helpers.bench.clock import DEFAULT_REPS, first_launch_us
 from helpers.bench.report import format_acceptance, format_table
 from helpers.bench.results import KINDS, load_recorded, record, record_name
 from helpers.bench.runs import (DEFAULT_SIZES, SWEEP_SIZES, SWEEP_VERSIONS, TUNE_SIZES, TUNE_VERSIONS, random_input,
                                 run_ladder, run_sweep, run_tune)
+from helpers import data
 from helpers.engine import backend
 from helpers.topics import reduce as R
 
@@ -39,8 +47,9 @@ def show_recorded(kinds: Sequence[str] = KINDS, reason: str = "") -> bool:
         shown = True
         print()
         print(format_table(results, sizes=(2**20, 2**25, 2**28, 2**30) if kind != "tune" else None))
-        if kind != "tune":
-            print(format_acceptance(results))
+        if kind != "tune":   # the checks of today's definitions, on the recorded rows (the stored verdicts may predate them)
+            print(ceiling_of(results).describe())
+            print(format_acceptance({**results, "acceptance": None}))
     return shown
 
 
@@ -104,9 +113,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         results = run_tune(sizes=args.sizes or TUNE_SIZES, versions=args.versions or TUNE_VERSIONS, **common)
     print(format_table(results))
+    print(ceiling_of(results).describe())
     if kind != "tune":
         print(format_acceptance(results))
     if args.record:
+        data.record_locally_unless_set()
         print(f"recorded: {record(results)}", file=sys.stderr)
     for line in results["failures"]:
         print(f"WRONG: {line}", file=sys.stderr)

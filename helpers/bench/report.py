@@ -10,13 +10,15 @@ relies on, one line each, so that the text itself can stay qualitative (:func:`f
 
 Contract: every view says where its numbers come from (:func:`describe`: live on a GPU, or the
 recording's label) and which clock its times are; a name or size the run lacks raises ValueError
-naming the allowed ones. Imports topics and :mod:`~helpers.bench.clock`,
-:mod:`~helpers.bench.results`, :mod:`~helpers.bench.checks`.
+naming the allowed ones; a percentage of a memory ceiling names that ceiling
+(:mod:`~helpers.bench.ceiling`). Imports topics and :mod:`~helpers.bench.clock`,
+:mod:`~helpers.bench.results`, :mod:`~helpers.bench.ceiling`, :mod:`~helpers.bench.checks`.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
+from helpers.bench.ceiling import ceiling_of
 from helpers.bench.checks import acceptance, goals
 from helpers.bench.clock import DEVICE_CLOCK, DEVICE_METHOD, HOST_CLOCK, HOST_METHOD, TIMING_VERSION, graph_calls
 from helpers.bench.results import (COPY, CUPY_SUM, DRIFT, EMPTY, SEED, SEED_N, best_kernel, crossover, find_row,
@@ -127,10 +129,12 @@ def format_versus_seed(results: dict[str, Any], n: int = SEED_N) -> str:
 
 
 def format_goals(results: dict[str, Any]) -> str:
-    """The series' speed goals whose sizes the run holds (:func:`goals`), PASS/FAIL, device time."""
+    """The series' speed goals whose sizes the run holds (:func:`goals`), PASS/FAIL, device time,
+    after the line naming the GPU's memory ceiling the percentages use."""
     acc = goals(results)
     lines = [f"{'PASS' if a['pass'] else 'FAIL'}  {goal}: {a['detail']}" for goal, a in acc.items()]
-    return "\n".join([describe(results)] + (lines or ["no goal size (2^20, 2^24, 2^28, 2^30) in this run"]))
+    return "\n".join([describe(results), ceiling_of(results).describe()]
+                     + (lines or ["no goal size (2^20, 2^24, 2^28, 2^30) in this run"]))
 
 
 def format_accuracy(results: dict[str, Any], n: int, versions: Sequence[str] = R.VERSIONS) -> str:

@@ -4,8 +4,10 @@ A run is a JSON-ready dict: ``kind`` (one of :data:`KINDS`), ``sizes``, ``versio
 ``timing`` and ``rows``, one dict per measurement: ``name`` (a version of
 :mod:`helpers.topics.reduce`, :data:`CUPY_SUM`, :data:`COPY`, :data:`EMPTY` or :data:`SEED`),
 ``n``, ``block`` and its times (``total_us``, or ``first_pass_us`` for the seed's first pass alone;
-``<key>_reps`` every repetition; ``host_us``). :func:`load_recorded` reads ``data/bench_<kind>.json``
-and labels it with its ``source``; :func:`record` writes one, stamped.
+``<key>_reps`` every repetition; ``host_us``), and ``ceiling`` (the GPU's memory attributes,
+:mod:`helpers.bench.ceiling`). :func:`load_recorded` reads ``data/bench_<kind>.json`` (the shipped
+H200 runs) and labels it with its ``source``, :func:`load_local` a learner's own run;
+:func:`record` writes one, stamped.
 
 Contract: the queries find rows (:func:`rows_for`, :func:`find_row`, :func:`version_row`,
 :func:`best_kernel`, :func:`time_row`) or derive numbers from them (:func:`graph_time_usable`, :func:`spread`, :func:`time_us`,
@@ -55,8 +57,22 @@ def load_recorded(kind: str = "ladder") -> Optional[dict[str, Any]]:
     return results
 
 
+def load_local(kind: str = "ladder") -> Optional[dict[str, Any]]:
+    """The learner's own run of ``kind`` (``python -m helpers.bench --record`` or
+    ``python -m helpers.recording.record`` on their GPU: :func:`helpers.data.local_dir`), labelled
+    ``recorded on <GPU> ... (your GPU)``; None when there is none (the charts then draw as shipped)."""
+    from helpers import data
+
+    results = data.load_local(record_name(kind))
+    if results is None:
+        return None
+    results["source"] = data.label(results.get("stamp", {})) + " (your GPU)"
+    return results
+
+
 def record(results: dict[str, Any]) -> Any:
-    """Write ``results`` (from a run on this GPU) to ``data/bench_<kind>.json``, stamped; return the path."""
+    """Write ``results`` (from a run on this GPU) to ``bench_<kind>.json`` in
+    :func:`helpers.data.record_dir`, stamped; return the path."""
     from helpers import data
 
     return data.write(record_name(results["kind"]), results, backend.stamp())

@@ -25,6 +25,7 @@ import datetime as _dt
 import sys
 from typing import Any, Callable, Optional, Sequence
 
+from helpers.bench.ceiling import make, read_device
 from helpers.bench.checks import acceptance, failures, goals
 from helpers.bench.clock import (DEFAULT_REPS, DEVICE_METHOD, HOST_METHOD, TIMING_VERSION, empty_launcher,
                                  fresh_first_launch_us, graph_calls, time_interleaved)
@@ -210,8 +211,14 @@ def _header(kind: str, **fields: Any) -> dict[str, Any]:
         accelerators = [names.get(a, str(a)) for a in acc.get_reduction_accelerators()]
     except (ImportError, AttributeError):
         accelerators = []
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    return {"kind": kind, "gpu": backend.detect().gpu_name,
+    device = cupy.cuda.Device().id
+    props = cupy.cuda.runtime.getDeviceProperties(device)
+    gpu = backend.detect().gpu_name
+    try:
+        top = read_device(cupy.cuda.runtime, device, gpu)
+    except cupy.cuda.runtime.CUDARuntimeError:  # an attribute this device does not report: no theoretical peak
+        top = make(gpu)
+    return {"kind": kind, "gpu": gpu, "ceiling": top.to_dict(),
             "sm_count": int(cupy.cuda.Device().attributes["MultiProcessorCount"]),
             "l2_bytes": int(props.get("l2CacheSize", 0)),
             "cupy_reduction_accelerators": accelerators, "timing": TIMING_VERSION,

@@ -41,7 +41,6 @@ def detect() -> Detection:
         try:
             if not cupy.cuda.is_available():
                 return Detection(False, "no CUDA device or driver found", cupy_version=cupy.__version__)
-            dev = cupy.cuda.Device(0)
             props = cupy.cuda.runtime.getDeviceProperties(0)
             name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
             drv = cupy.cuda.runtime.driverGetVersion()
@@ -50,7 +49,7 @@ def detect() -> Detection:
                 True,
                 "CUDA device found",
                 gpu_name=name,
-                compute_capability=f"{dev.compute_capability[0]}.{dev.compute_capability[1:]}",
+                compute_capability=f"{props['major']}.{props['minor']}",
                 cupy_version=cupy.__version__,
                 driver_version=f"{drv // 1000}.{drv % 1000 // 10}",
                 cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}",
@@ -81,6 +80,24 @@ def resolve(backend: Optional[str] = None) -> BackendName:
             f"Use backend='emulator' (or unset {ENV_VAR}) to run on the emulator."
         )
     return backend  # type: ignore[return-value]
+
+
+def compute_capability(d: Optional[Detection] = None) -> tuple[int, int]:
+    """(major, minor) of the detected GPU (``d``, else :func:`detect`); (0, 0) where there is none."""
+    text = (d or detect()).compute_capability
+    major, _, minor = text.partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else (0, 0)
+
+
+def require_compute_capability(needed: tuple[int, int], feature: str, d: Optional[Detection] = None) -> None:
+    """RuntimeError, naming ``feature``, the compute capability it needs and this GPU's, when the
+    detected GPU (``d``, else :func:`detect`) is older than ``needed``; the emulator runs it anywhere."""
+    d = d or detect()
+    have = compute_capability(d)
+    if have < needed:
+        raise RuntimeError(f"{feature} needs compute capability {needed[0]}.{needed[1]} or newer; this GPU "
+                           f"({d.gpu_name or 'none found'}) has {d.compute_capability or 'none'}. "
+                           f"The emulator runs it on any machine: backend='emulator' (or {ENV_VAR}=emulator).")
 
 
 def report(backend: Optional[str] = None) -> str:

@@ -201,6 +201,8 @@ def _collective(kind: str, values: Any, mask: Any, active: Any, exited: Any, bac
     if _backend.resolve(backend) == "cupy":
         from helpers.engine import warp_cupy
 
+        if kind != "match_any":   # REDUX: sm_80+ (CUDA C++ Programming Guide, Warp Reduce Functions)
+            _backend.require_compute_capability((8, 0), f"reduce_{kind} (__reduce_{kind}_sync)")
         r = warp_cupy.collective(kind, call.values, call.mask, call.active, call.exited, r)
     return LaneResult(call.lanes(r.values), call.lanes(r.defined))
 

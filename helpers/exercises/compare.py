@@ -1,6 +1,6 @@
 """How results are compared with the NumPy reference, and what a wrong result suggests.
 
-Float sums: with whole-number inputs every partial sum is exact in float32 (all stay far below
+Float sums: with small whole-number inputs (:func:`whole_numbers`) every partial sum is exact in float32 (all stay far below
 2^24), so any order of additions gives exactly the exact sum. With real inputs the order matters,
 and a result passes within the worst-case error of any order of n - 1 float32 additions:
 |got - exact| <= gamma(n - 1) * sum |x_i|, gamma(k) = k u / (1 - k u), u = 2^-24 (Higham, *Accuracy
@@ -17,8 +17,8 @@ from helpers.exercises.spec import fmt, lane_ranges
 
 U32 = 2.0 ** -24
 
-SUM_RULE = ("Sums are compared with the exact sum, computed in float64. With whole-number inputs every "
-            "partial sum is exact in float32, so any order of additions gives exactly that sum and the "
+SUM_RULE = ("Sums are compared with a float64 reference. With small whole numbers (in [−8, 8]) as inputs, "
+            "every partial sum is exact in float32, so any order of additions gives exactly that sum and the "
             "result must equal it. With real inputs the order of float32 additions changes the last bits, "
             "so the result passes when |got - exact| <= gamma(n-1) * sum|x|, gamma(k) = k*2^-24 / (1 - k*2^-24): "
             "a bound on the rounding error that holds for every order of the n - 1 float32 additions (Higham, Accuracy and Stability of "

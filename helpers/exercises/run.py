@@ -307,6 +307,7 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
         # `#line 0` is refused by NVRTC, and the learner would read that as their code not compiling.
         raise ValueError(f"first_line must be an int >= 1 (the cell line the code starts on); got {first_line!r}")
     seed = _seed(seed)
+    engine = _engine(engine)   # a bad engine is refused here too, where NVRTC is missing (a Mac)
     if "\x00" in source:   # NVRTC reads a program up to its first NUL: the rest would vanish unseen
         line = first_line + source[:source.index("\x00")].count("\n")
         return feedback.compile_error(ex, [f"line {line}: error: a NUL character (\\x00) is in the code here; NVRTC "
@@ -316,7 +317,6 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
         return feedback.not_started(ex, time.perf_counter() - t0)
     if not nvrtc.available():
         return feedback.no_nvrtc(ex, time.perf_counter() - t0)
-    engine = _engine(engine)
     if engine == "gpu":
         _gpu_usable()
     from helpers import machine

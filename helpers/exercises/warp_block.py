@@ -177,8 +177,8 @@ BLOCK_REDUCE_SUM = Exercise(
     notebook="04",
     title="The sum of a block",
     signature="__device__ float block_reduce_sum(float v, float* shared)",
-    contract=("Every thread of a 1D block calls block_reduce_sum, converged, with its own value v; any "
-              "blockDim.x from 1 to 1024, a multiple of 32 or not. shared points to room for 32 floats of "
+    contract=("Every thread of a 1D block calls block_reduce_sum, converged, with its own value v. The block may have "
+              "any blockDim.x from 1 to 1024, a multiple of 32 or not. shared points to room for 32 floats of "
               "shared memory (nobody has written it yet). Thread 0 must return the sum of the block's values; "
               "what other threads return is not checked."),
     compare=compare.SUM_RULE,
@@ -267,8 +267,8 @@ BLOCK_Y_REDUCE_SUM = Exercise(
     notebook="04",
     title="Fix the seed's BlockYReduce",
     signature="__device__ float block_y_reduce_sum(float v, float* shared)",
-    contract=("Every thread of a 2D block calls block_y_reduce_sum, converged, with its own value v; any shape with "
-              "blockDim.x * blockDim.y <= 1024 (blockDim.z = 1), powers of two or not. shared points to room for "
+    contract=("Every thread of a 2D block calls block_y_reduce_sum, converged, with its own value v. The block may have "
+              "any shape with blockDim.x * blockDim.y <= 1024 (blockDim.z = 1), powers of two or not. shared points to room for "
               "blockDim.x * blockDim.y floats of shared memory. Every thread must return the sum of its column: the "
               "values of all threads with its threadIdx.x. The cell starts with the seed's version, which drops "
               "rows and races."),

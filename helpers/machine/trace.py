@@ -11,10 +11,13 @@ from helpers.engine.trace import Trace
 from helpers.machine.decode import UINT
 
 MEMORY_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("store", bool), ("shared", bool), ("tid", np.int64),
-                         ("arg", np.int64), ("index", np.int64), ("bits", np.uint64), ("defined", bool)])
+                         ("arg", np.int64), ("index", np.int64), ("bits", np.uint64), ("defined", bool),
+                         ("slot", np.int64), ("address", np.int64), ("size", np.int64)])
 EVENT_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("active", np.uint32),
                         ("predicated_on", np.uint32), ("line", np.int64)])
 SHARED_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("wavefronts", np.int64)])
+WARP_SYNC_DTYPE = np.dtype([("step", np.int64), ("pc", np.int64), ("warp", np.int64), ("callers", np.uint32),
+                            ("member", np.uint32), ("src_lane", np.int8, (32,)), ("defined", np.uint32)])
 
 
 class MachineTrace:
@@ -26,8 +29,16 @@ class MachineTrace:
     the lanes whose guard predicate held) and ``line`` (CUDA source line, -1 if unknown).
     ``shared``: one row per warp-level shared-memory request (``step``, ``pc``, ``warp`` as in
     ``events``, and ``wavefronts``: the request's bank-conflict degree, as ``Counters`` counts it).
-    ``ptx[pc]`` is the instruction's text. :meth:`shuffles` gives the shuffles as a
-    :class:`helpers.engine.trace.Trace`.
+    ``warp_sync``: one row per warp per executed ``shfl``/``vote``/``match``/``redux`` (``step``,
+    ``pc``, ``warp``; ``callers``: the lanes that executed it, ``member``: the member mask,
+    ``src_lane``: per lane the lane it read, -1 for none (not a caller, or no single source: votes,
+    match, redux), ``defined``: the lanes whose first result is defined). ``bar.warp.sync`` has no
+    row (it moves no value; its lanes are in ``events``).
+    ``ptx[pc]`` is the instruction's text, ``locs[pc]`` its :class:`helpers.machine.ptx.Loc` (None
+    without line info; ``.inlined_at`` the chain). ``finding_pcs[i]`` is (pc, other pc or None) of
+    the launch's i-th finding (``Report.issues[i]``). ``warps_per_block``: warp ``w`` is warp
+    ``w % warps_per_block`` of block ``w // warps_per_block`` (block-linear). :meth:`shuffles`
+    gives the shuffles as a :class:`helpers.engine.trace.Trace`.
     """
 
     def __init__(self, launch: Any) -> None:
@@ -51,7 +62,11 @@ class MachineTrace:
         self._ws = launch.ws_events
         self.n_warps = launch.n_warps
         self.outer_lines = np.array([_outer(ins.loc).line if ins.loc else -1 for ins in fn.instrs], np.int64)
+        self.locs = [ins.loc for ins in fn.instrs]
         self.memory = _memory_events(launch)
+        self.warp_sync = _warp_sync_rows(self._ws)
+        self.finding_pcs = [(key[1], key[2]) for key in launch.order]
+        self.warps_per_block = launch.TPC // 32
 
     def for_warp(self, warp: int) -> np.ndarray:
         """The events of one warp, in order."""
@@ -248,6 +263,21 @@ def _outer(loc: Any) -> Any:
     return loc
 
 
+def _warp_sync_rows(ws_events: list) -> np.ndarray:
+    rows = []
+    bit = np.uint32(1) << np.arange(32, dtype=np.uint32)
+    for step, key, pcs, rwarp, callers, rmask, outs, extra in ws_events:
+        r = np.zeros(rwarp.size, WARP_SYNC_DTYPE)
+        c = np.asarray(callers, bool)
+        r["step"], r["pc"], r["warp"], r["member"] = step, pcs[0], rwarp, rmask
+        r["callers"] = (c * bit).sum(axis=1, dtype=np.uint32)
+        r["src_lane"] = np.where(c, extra["src_lane"], -1) if "src_lane" in extra else -1
+        d = outs[0][1] if outs and outs[0][1] is not None else c
+        r["defined"] = ((np.broadcast_to(d, c.shape) & c) * bit).sum(axis=1, dtype=np.uint32)
+        rows.append(r)
+    return np.concatenate(rows) if rows else np.empty(0, WARP_SYNC_DTYPE)
+
+
 def _memory_events(launch: Any) -> np.ndarray:
     rows = []
     allocs = [(i, al) for i, al in enumerate(launch.arg_allocs) if al is not None]
@@ -256,10 +286,12 @@ def _memory_events(launch: Any) -> np.ndarray:
         r["step"], r["pc"], r["store"], r["shared"], r["tid"] = step, pc, kind == "st", space == "shared", tids
         r["bits"], r["defined"] = raw.astype(np.uint64), d
         r["arg"] = -1
+        r["slot"], r["address"], r["size"] = tids, off, es
         if space == "shared":
             local = tids % launch.TPC
             r["tid"] = tids // launch.TPC * launch.B + local
             r["index"] = (off - tids // launch.TPC * launch.S_stride) // es
+            r["address"] = off - tids // launch.TPC * launch.S_stride
         else:
             r["index"] = -1
             for i, al in allocs:

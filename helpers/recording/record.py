@@ -1,4 +1,8 @@
-"""``python -m helpers.recording.record``: record hardware results into ``data/``, on a GPU only.
+"""``python -m helpers.recording.record``: record hardware results on any CUDA GPU, stamped with it.
+
+Where: ``$WARPLAB_RECORD_INTO`` if set (the maintainers' H200 scripts set ``data``: the shipped
+recordings), else the learner's own, git-ignored ``local-recordings/``
+(:func:`helpers.data.record_locally_unless_set`), so ``data/`` keeps only the shipped ones.
 
 Writes, stamped with GPU, driver and CuPy versions:
 
@@ -6,9 +10,11 @@ Writes, stamped with GPU, driver and CuPy versions:
 * ``data/warp_reduce_sum_trace.json``  WarpReduceSum traced by the instrumented kernel
 * ``data/exited_reads.json``  what the hardware returned for shuffle reads of exited lanes (undefined)
 
-and then the recordings of notebooks 03-04 (:func:`helpers.recording.record_reduce.record`). CI, with no GPU,
-checks that the emulator reproduces each of these files (tests/test_recorded.py and the per-topic
-tests).
+then the recordings of notebooks 03-04 (:func:`helpers.recording.record_reduce.record`), and, unless
+``--no-bench``, the ladder and the sweep of notebooks 05-06 (``bench_ladder.json``, ``bench_sweep.json``:
+:func:`helpers.bench.run_ladder`, :func:`helpers.bench.run_sweep`, sizes this GPU's free memory
+holds), which those notebooks' charts draw beside the H200's as "your GPU". CI, with no GPU, checks
+that the emulator reproduces each shipped file (tests/test_recorded.py and the per-topic tests).
 """
 from __future__ import annotations
 
@@ -81,9 +87,24 @@ def record_exited_reads() -> list:
                                         "counts": counts}, backend.stamp())]
 
 
+def runnable_cases(compute_capability: tuple[int, int]) -> tuple[list[dict], list[str]]:
+    """The fixed cases a GPU of ``compute_capability`` runs, and the ops left out: ``__reduce_*_sync``
+    needs 8.0 (:data:`helpers.topics.warp_reduce.REDUCE_SYNC_CC`)."""
+    from helpers.topics.warp_reduce import REDUCE_SYNC_CC
+
+    fixed = cases.fixed_cases()
+    if compute_capability >= REDUCE_SYNC_CC:
+        return fixed, []
+    left_out = sorted({c["op"] for c in fixed if c["op"].startswith("reduce_")})
+    return [c for c in fixed if c["op"] not in left_out], left_out
+
+
 def record_intrinsics() -> list:
     stamp = backend.stamp()
-    fixed = cases.fixed_cases()
+    fixed, left_out = runnable_cases(backend.compute_capability())
+    if left_out:
+        print(f"  intrinsics: {', '.join(left_out)} left out: they need compute capability 8.0, this GPU has "
+              f"{stamp['compute_capability']}", file=sys.stderr)
     results = []
     for i, case in enumerate(fixed):
         results.append({**case, "result": cases.run(case, "cupy")})
@@ -95,20 +116,53 @@ def record_intrinsics() -> list:
     return out
 
 
+def sweep_sizes(free_bytes: int) -> list[int]:
+    """The sizes of :data:`helpers.bench.runs.SWEEP_SIZES` a GPU with ``free_bytes`` of free memory
+    holds in a sweep (:func:`fits`)."""
+    from helpers.bench.runs import SWEEP_SIZES
+
+    return [n for n in SWEEP_SIZES if fits(n, free_bytes)]
+
+
+def fits(n: int, free_bytes: int) -> bool:
+    """Whether a benchmark of n floats fits in ``free_bytes``: the input, the copy's output and
+    the partials, three float32 arrays of n."""
+    return 3 * 4 * n <= free_bytes
+
+
+def record_bench() -> list:
+    """On the GPU: the ladder and a sweep (notebooks 05-06), recorded with this GPU's ceiling."""
+    import cupy
+
+    from helpers import bench
+    from helpers.bench.runs import DEFAULT_SIZES
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    out = [bench.record(bench.run_ladder(sizes=[n for n in DEFAULT_SIZES if fits(n, free)]))]
+    out.append(bench.record(bench.run_sweep(sizes=sweep_sizes(free))))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only-core", action="store_true", help="skip the per-topic recorders")
+    parser.add_argument("--only-core", action="store_true", help="skip the per-topic recorders and the benchmarks")
+    parser.add_argument("--no-bench", action="store_true", help="skip the ladder and sweep of notebooks 05-06")
+    parser.add_argument("--no-sanitizer", action="store_true", help="skip the compute-sanitizer runs of notebook 04")
     args = parser.parse_args(argv)
     d = backend.detect()
     if not d.usable:
         print(f"helpers.recording.record needs a CUDA GPU and found none: {d.reason}.", file=sys.stderr)
         return 2
+    into = data.record_locally_unless_set()
     print(backend.report("cupy"), file=sys.stderr)
+    print(f"recording into {into}", file=sys.stderr)
     written = record_intrinsics() + record_exited_reads()
     if not args.only_core:
         from helpers.recording import record_reduce
 
-        written += record_reduce.record()
+        written += record_reduce.record(sanitizer=not args.no_sanitizer)
+        if not args.no_bench:
+            written += record_bench()
     for p in written:
         print(f"wrote {p}")
     return 0

@@ -51,6 +51,7 @@ OFFSETS: tuple[int, ...] = (16, 8, 4, 2, 1)
 TREES: tuple[str, ...] = ("down", "xor")
 PARTIALS: tuple[str, ...] = ("pad", "ballot")
 LIBRARY_METHODS: tuple[str, ...] = ("intrinsic", "cg", "cub")
+REDUCE_SYNC_CC = (8, 0)     # __reduce_*_sync: compute capability 8.x+ (CUDA C++ Programming Guide, Warp Reduce Functions)
 METHODS: tuple[str, ...] = TREES + LIBRARY_METHODS
 LANE = np.arange(params.LANES)
 
@@ -580,10 +581,8 @@ def _library_result(c: _Config, method: str, backend: Optional[str],
                     expected: Optional[np.ndarray] = None) -> WarpReduceResult:
     if method == "intrinsic" and c.values.dtype.name not in INT_DTYPES:
         raise ValueError(f"method='intrinsic' (__reduce_*_sync) needs dtype int32 or uint32; got {c.values.dtype}")
-    if method == "intrinsic" and _backend.resolve(backend) == "cupy" and \
-            float(_backend.detect().compute_capability) < 8.0:
-        raise RuntimeError("method='intrinsic' needs compute capability 8.0+ (__reduce_*_sync); this GPU has "
-                           f"{_backend.detect().compute_capability}")
+    if method == "intrinsic" and _backend.resolve(backend) == "cupy":
+        _backend.require_compute_capability(REDUCE_SYNC_CC, "method='intrinsic' (__reduce_*_sync)")
     t = CTYPES[c.values.dtype.name]
     k = _Kernel("warp_reduce_ops", f"warp_reduce_{method}_kernel<{t}, {cpp_op(c.op, c.values.dtype)}>")
     holders = _holders(c.values.shape, (0,) if method == "cub" else LANE)
@@ -607,16 +606,23 @@ def _lane_0(ok: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return full
 
 
+def _intrinsic_runs(backend: Optional[str]) -> bool:
+    """Whether ``__reduce_*_sync`` runs on the engine ``backend`` resolves to (the emulator: always)."""
+    return _backend.resolve(backend) != "cupy" or _backend.compute_capability() >= REDUCE_SYNC_CC
+
+
 def compare_methods(values: Any, op: str = "sum", backend: Optional[str] = None) -> dict[str, WarpReduceResult]:
     """Every way to reduce a whole warp, on the same input, each by its own kernel: the two trees,
     then the libraries. ``"intrinsic"`` is left out for float dtypes (``__reduce_*_sync`` takes
-    32-bit integers only). Every method reduces the same segments, so they share one ``expected``."""
+    32-bit integers only) and on a GPU older than compute capability 8.0 (where
+    ``library_reduce(..., method="intrinsic")`` says why). Every method reduces the same segments,
+    so they share one ``expected``."""
     c = _config(values, op, params.LANES, "down", None, "pad", backend)
     expected = _expected(c.values, c.op)
     out = {tree: _tree_result(_config(c.values, op, params.LANES, tree, None, "pad", backend), backend, expected)
            for tree in TREES}
     for method in LIBRARY_METHODS:
-        if method != "intrinsic" or c.values.dtype.name in INT_DTYPES:
+        if method != "intrinsic" or (c.values.dtype.name in INT_DTYPES and _intrinsic_runs(backend)):
             out[method] = _library_result(c, method, backend, expected)
     return out
 

@@ -25,15 +25,21 @@ from helpers.topics.reduce import LADDER, VERSIONS
 
 _WORK = style.LANE_FILL
 _IDLE = style.INACTIVE
+_YOURS = style.BLACK       # a learner's own GPU beside the recording (square markers, bars outlined)
 
 
 # ---------------------------------------------------------------------------------------------
 # Benchmark charts
 
-def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes] = None) -> Figure:
+def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes] = None,
+                 yours: Optional[dict[str, Any]] = None) -> Figure:
     """GB/s of every version at size ``n`` (bytes read once / device time, both passes), as bars,
     with the seed kernel's first pass (outlined bars, at 128 and 256 threads), and cupy.sum and the
-    copy (a reference point: read + write bytes) as lines. The legend sits above every line."""
+    copy (a reference point: read + write bytes) as lines. The legend sits above every line.
+
+    ``yours``: a learner's own ladder run (:func:`helpers.bench.load_local`): each of its versions
+    at ``n`` as a narrow black bar beside the recording's, its cupy.sum as a black line; None
+    draws the chart alone."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 4.2))
     else:
@@ -58,6 +64,8 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
         ax.annotate(f"{v:,.0f}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
                     fontsize=8, xytext=(0, 2), textcoords="offset points")
     top = max(values)
+    if yours is not None:
+        top = max(top, _draw_yours_ladder(ax, yours, n, rows, bars[:len(rows)]))
     for name, colour, ls, label in ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),
                                     (COPY, style.BLACK, ":", "copy (a reference point: read + write bytes)")):
         ref = [r for r in rows_for(results, n, name) if graph_time_usable(r)]
@@ -76,9 +84,33 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
     ax.legend(handles, labels, loc="upper left", fontsize=8, frameon=False, ncol=2)
     ax.tick_params(axis="x", labelsize=8)
     ax.spines[["top", "right"]].set_visible(False)
-    _footer(fig, describe(results))
+    _footer(fig, describe(results) + (f". Your GPU (black): {describe(yours)}" if yours is not None else ""))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
+
+
+def _draw_yours_ladder(ax: plt.Axes, yours: dict[str, Any], n: int, rows: Sequence[dict[str, Any]],
+                       bars: Sequence[Any]) -> float:
+    """A learner's run at ``n``: a narrow outlined bar on the right half of each recorded
+    version's bar, and its cupy.sum as a line; returns the highest GB/s drawn (0 when none)."""
+    from helpers.bench import ceiling_of
+
+    gpu = ceiling_of(yours).gpu
+    top, labelled = 0.0, False
+    for row, bar in zip(rows, bars):
+        mine = version_row(yours, n, row["name"])
+        if mine is None or not isinstance(mine.get("gbps"), (int, float)):
+            continue
+        x = bar.get_x() + bar.get_width() / 2
+        ax.bar([x + bar.get_width() / 4], [mine["gbps"]], width=bar.get_width() / 2, color="white",
+               edgecolor=_YOURS, linewidth=1.2, label=None if labelled else f"your GPU ({gpu})")
+        labelled, top = True, max(top, mine["gbps"])
+    ref = [r for r in rows_for(yours, n, CUPY_SUM) if graph_time_usable(r)]
+    if ref:
+        ax.axhline(ref[0]["gbps"], color=_YOURS, linestyle="-.", linewidth=1.0,
+                   label=f"your GPU's cupy.sum: {ref[0]['gbps']:,.0f} GB/s")
+        top = max(top, ref[0]["gbps"])
+    return top
 
 
 def _footer(fig: Figure, text: str) -> None:
@@ -109,14 +141,17 @@ def regimes(results: dict[str, Any]) -> list[tuple[str, int, int]]:
     return out
 
 
-def sweep_chart(results: dict[str, Any]) -> Figure:
+def sweep_chart(results: dict[str, Any], yours: Optional[dict[str, Any]] = None) -> Figure:
     """Against size, for each kernel of a sweep, cupy.sum, the copy and the empty kernel: device
     time (top left) beside host-inclusive time (top right), and GB/s from device time (bottom),
     with the regimes (launch cost, L2, HBM) shaded, the cupy.sum floor marked as launch cost, and
-    the HBM3e datasheet bandwidth as the ceiling. A row whose device time is longer than its
-    host-inclusive time (:func:`helpers.bench.graph_time_usable`) is left out of the device-time
-    panels, and the footer says which."""
-    from helpers.bench import EMPTY, HBM_DATASHEET_TBPS
+    the GPU's memory ceiling (:func:`helpers.bench.ceiling_of`, named). A row whose device time is
+    longer than its host-inclusive time (:func:`helpers.bench.graph_time_usable`) is left out of
+    the device-time panels, and the footer says which.
+
+    ``yours``: a learner's own sweep (:func:`helpers.bench.load_local`), drawn in the GB/s panel
+    beside it (its best kernel, its cupy.sum and its ceiling); None draws the chart alone."""
+    from helpers.bench import EMPTY, ceiling_of
 
     fig = plt.figure(figsize=(style.FIG_WIDTH, 7.4))
     grid = fig.add_gridspec(2, 2, height_ratios=(1, 1))
@@ -158,9 +193,13 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
         ax_dev.annotate(f"cupy.sum floor ≈ {low['total_us']:.1f} µs:\nlaunch cost, not bytes", (low["n"], low["total_us"]),
                         xytext=(12, 22), textcoords="offset points", fontsize=7.5, color=style.BLUE,
                         arrowprops=dict(arrowstyle="-", color=style.BLUE, linewidth=0.8))
-    ax_bw.axhline(HBM_DATASHEET_TBPS * 1e3, color=style.VERMILION, linestyle="--", linewidth=1.0)
-    ax_bw.text(sizes[0] if sizes else 1, HBM_DATASHEET_TBPS * 1e3, f"  HBM3e datasheet {HBM_DATASHEET_TBPS} TB/s: the ceiling for data read from HBM",
-               va="bottom", fontsize=8, color=style.VERMILION)
+    ceilings = [ceiling_of(results).tbps]
+    if ceilings[0] is not None:
+        ax_bw.axhline(ceilings[0] * 1e3, color=style.VERMILION, linestyle="--", linewidth=1.0)
+        ax_bw.text(sizes[0] if sizes else 1, ceilings[0] * 1e3, f"  {ceiling_of(results).label}: the ceiling for data read from HBM",
+                   va="bottom", fontsize=8, color=style.VERMILION)
+    if yours is not None:
+        ceilings.append(_draw_yours_sweep(ax_bw, yours))
     for ax in (ax_dev, ax_host, ax_bw):
         ax.set_xscale("log", base=2)
         ax.spines[["top", "right"]].set_visible(False)
@@ -171,7 +210,8 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     ax_dev.set_ylabel("device time, µs (graph replay)", fontsize=9)
     ax_host.set_ylabel("host-inclusive time, µs (call to result)", fontsize=9)
     ax_bw.set_ylabel("GB/s (4 n bytes / device time)", fontsize=9)
-    top = max([HBM_DATASHEET_TBPS * 1e3] + [r["gbps"] for r in results["rows"] if isinstance(r.get("gbps"), (int, float))])
+    top = max([1e3 * c for c in ceilings if c is not None]
+              + [r["gbps"] for run in (results, yours or {"rows": []}) for r in run["rows"] if isinstance(r.get("gbps"), (int, float))])
     ax_bw.set_ylim(0, top * 1.12)
     ax_dev.set_title("Device time: what the GPU spends", fontsize=10)
     ax_host.set_title("Host-inclusive time: what a Python caller waits", fontsize=10)
@@ -181,9 +221,30 @@ def sweep_chart(results: dict[str, Any]) -> Figure:
     ax_bw.legend(handles, labels, fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(0.0, 0.42))
     note = (f"; left out of the device-time panels (graph replay longer than the call's host-inclusive time): "
             f"{', '.join(dropped)}" if dropped else "")
-    _footer(fig, describe(results) + note)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    _footer(fig, describe(results) + note + (f". Your GPU (GB/s panel): {describe(yours)}" if yours is not None else ""))
+    fig.tight_layout(rect=(0, 0.03 if yours is None else 0.06, 1, 1))   # room for the longer footer
     return fig
+
+
+def _draw_yours_sweep(ax: plt.Axes, yours: dict[str, Any]) -> Optional[float]:
+    """A learner's sweep in the GB/s panel: its best kernel per size, its cupy.sum and its ceiling
+    (returned, TB/s, None when unknown), labelled with its GPU."""
+    from helpers.bench import ceiling_of
+
+    gpu = ceiling_of(yours).gpu
+    best = [b for b in (best_kernel(yours, n) for n in sorted(yours.get("sizes", []))) if b and graph_time_usable(b)]
+    if best:
+        ax.plot([b["n"] for b in best], [b["gbps"] for b in best], "-", marker="s", ms=3, color=_YOURS,
+                linewidth=2.0, label=f"your GPU ({gpu}): best kernel")
+    sums = sorted((r for r in yours["rows"] if r["name"] == CUPY_SUM and graph_time_usable(r)), key=lambda r: r["n"])
+    if sums:
+        ax.plot([r["n"] for r in sums], [r["gbps"] for r in sums], "--", marker="s", ms=2, color=_YOURS, linewidth=1.0,
+                label=f"your GPU ({gpu}): cupy.sum")
+    top = ceiling_of(yours)
+    if top.tbps is not None:
+        ax.axhline(top.tbps * 1e3, color=_YOURS, linestyle=(0, (1, 3)), linewidth=1.0,
+                   label=f"your GPU's ceiling: {top.label}")
+    return top.tbps
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,10 +262,10 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
     Speed (the ladder explorer draws the map of every version and block it is asked for): the
     figure is one Axes measured in inches; the working lanes are rectangles in one collection (a run
     of working lanes repeated in consecutive warps is one rectangle), and the labels are drawn from
-    stamps (:class:`helpers.viz.lanes.LaneTexts`). An Axes per panel, with its ticks, and an image
+    stamps (:class:`helpers.viz.render.LaneTexts`). An Axes per panel, with its ticks, and an image
     per panel, resampled at every drawing, cost more than the rest of the refresh.
     """
-    from helpers.viz.lanes import LaneTexts, add_text, stamped_legend
+    from helpers.viz.render import LaneTexts, add_text, stamped_legend
 
     steps = reduce_maps.tree_steps(version, block)[:max_steps]
     active = reduce_maps.active_lanes(version, block)[: len(steps)]
@@ -359,10 +420,10 @@ def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figu
 
 def show(fig: Figure) -> None:
     """Display ``fig`` once in a notebook, rendered as the series renders every figure
-    (:func:`helpers.viz.lanes.figure_png`, its default dpi), and let pyplot forget it."""
+    (:func:`helpers.viz.render.figure_png`, its default dpi), and let pyplot forget it."""
     from IPython.display import Image, display
 
-    from helpers.viz.lanes import figure_png
+    from helpers.viz.render import figure_png
 
     display(Image(figure_png(fig)))
     plt.close(fig)
