@@ -50,6 +50,7 @@ usage: ./warplab COMMAND [ARGS...]      (Windows: warplab.cmd COMMAND ...; anywh
 
   lab [JUPYTER-ARGS]       set up .venv (the first run takes a few minutes) and open JupyterLab on notebooks/
   test [PATH...] [ARGS]    set up .venv with the test tools; run pytest on PATHs (default: tests notebooks)
+  site [--out DIR]         build the series as static HTML pages (default build/site/; open index.html)
   add nvrtc|gpu            add NVRTC (compile your own kernels to PTX, no GPU needed) or CuPy (run on an NVIDIA GPU)
   lock                     maintainers: update the lock and redo everything made from it (see README)
   ship                     maintainers: recompile the shipped PTX and compiler logs in kernels/shipped/
@@ -261,6 +262,10 @@ def main(argv: Sequence[str]) -> int:
     if command == "test":
         python = setup(wanted_sets("test", cuda_mode(), nvidia_driver()))
         return _exec([str(python), "-m", "pytest", *pytest_args(args)])
+    if command == "site":
+        # the lab set holds nbconvert and nbclient; the notebooks run on the SIMT machine, so no CUDA set
+        python = setup(["lab"])
+        return _exec([str(python), "scripts/build_site.py", *args])
     if command == "add":
         if len(args) != 1 or args[0] not in CUDA_SETS:
             raise LaunchError(f"add takes one of {', '.join(CUDA_SETS)}; got {' '.join(args) or 'nothing'}")

@@ -1,4 +1,7 @@
-"""Recorded hardware results under ``data/``: written only by the recording scripts on a GPU.
+"""Recorded hardware results: the shipped ones under ``data/`` (written only by the recording
+scripts on the H200, :func:`load`), and a learner's own under ``local-recordings/`` (written by the
+same commands on their GPU, :func:`load_local`); :func:`write` puts a recording where
+``$WARPLAB_RECORD_INTO`` says (:func:`record_dir`).
 
 Every file is a JSON object with a ``"stamp"`` (GPU, driver, CuPy, date; see
 :func:`helpers.engine.backend.stamp`) and the recorded payload. Loaders return the parsed dict.
@@ -32,8 +35,8 @@ def load(name: str) -> dict[str, Any]:
     """The recorded file ``data/NAME.json``; FileNotFoundError says how to produce it."""
     p = path(name)
     if not p.is_file():
-        raise FileNotFoundError(f"{p} is missing: it is written on a GPU by the recording scripts "
-                                f"(python -m helpers.recording.record, scripts/gpu_verify.sh)")
+        raise FileNotFoundError(f"{p} is missing: the shipped recordings are written on the H200 by the "
+                                f"recording scripts (SHIP=1 bash scripts/gpu_verify.sh, scripts/gpu/*.sh)")
     return json.loads(p.read_text())
 
 

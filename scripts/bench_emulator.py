@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from helpers.widgets import reduce as widgets_reduce  # noqa: E402
-from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.engine import warp
 from helpers.widgets import intrinsics as widgets
 
@@ -50,7 +50,7 @@ def main() -> None:
     for name, fn in views.items():
         def update(fn=fn) -> None:  # what a slider move costs: the view, then its PNG
             view = fn()
-            figures.figure_png(view.figure)
+            render.figure_png(view.figure)
         ms = median_ms(update, repeat=10)
         print(f"{name:14s} widget update: {ms:6.1f} ms  (target < 200 ms) {'ok' if ms < 200 else 'SLOW'}")
     code = "import time; t = time.perf_counter(); import helpers.engine.warp, helpers.engine.trace; print(time.perf_counter() - t)"

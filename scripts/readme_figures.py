@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from helpers.widgets import intrinsics as widgets  # noqa: E402
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.topics.warp_reduce import warp_reduce_sum_trace  # noqa: E402
 
 
@@ -27,7 +28,7 @@ def main(out_dir: Path) -> list[Path]:
     written = []
     for name, fig in (("shuffle.png", shuffle), ("warp_reduce_frame.png", frame)):
         path = out_dir / name
-        path.write_bytes(figures.figure_png(fig, dpi=110))
+        path.write_bytes(render.figure_png(fig, dpi=110))
         written.append(path)
     return written
 

@@ -5,10 +5,8 @@ animation must show its first frame after Run All, before any of its buttons is 
 One JupyterLab server, one Chromium page: a JupyterLab workspace opens the four notebooks as tabs,
 and they run at the same time (Run All in each tab), so the kernels compute while the page renders.
 The server serves copies of the notebooks in a temporary folder, with autosave off, so a test run
-never writes into notebooks/. Debian's ``chromium`` is driven by Playwright for Python through
-``executable_path`` (no browser download). Without Chromium this test skips with the reason on a
-learner's machine; in CI (the ``CI`` environment variable set) a missing Chromium is a failure,
-never a skip.
+never writes into notebooks/. Chromium as ``tests/chromium.py`` starts it: Debian's ``chromium``
+through Playwright; without it the test skips on a learner's machine and fails in CI.
 """
 from __future__ import annotations
 
@@ -26,6 +24,8 @@ from typing import Any, Iterator
 
 import pytest
 
+import chromium
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = {
     "02": "notebooks/02_shfl_down_offset_width.ipynb",
@@ -38,21 +38,6 @@ EXPLORER_CELLS = {"03": "warp_tree_explorer(", "04": "block_explorer(", "05": "l
 WORKSPACE = "warplab-browser-test"
 RUN_TIMEOUT_MS = 150_000     # Run All of one notebook, while the three others run too, on 2 CPU cores
 pytestmark = pytest.mark.browser
-
-
-def _missing(what: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} is required in CI (.ci/run installs it)")
-    pytest.skip(f"{what} is not installed; install it to run the browser test (apt-get install chromium)")
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    _missing("Debian's chromium")
-    raise AssertionError  # unreachable
 
 
 def _free_port() -> int:
@@ -86,7 +71,7 @@ def _workspace() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A JupyterLab server on copies of the notebooks, with the test workspace: its workspace URL."""
-    _chromium()  # before JupyterLab starts: without Chromium, skip (or fail in CI) at once
+    chromium.executable()  # before JupyterLab starts: without Chromium, skip (or fail in CI) at once
     port, token = _free_port(), "warplab-test"
     config_dir, root = tmp_path_factory.mktemp("jcfg"), tmp_path_factory.mktemp("lab")
     _lab_settings(config_dir)
@@ -170,16 +155,9 @@ class Notebook:
 @pytest.fixture(scope="module")
 def notebooks(lab: str) -> Iterator[dict[str, Notebook]]:
     """Notebooks 02-05 open in one Chromium page, each in its tab, all run (Run All)."""
-    executable = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=executable, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+    chromium.executable()
+    with chromium.sync_playwright() as p:
+        browser = chromium.launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         t0 = time.perf_counter()
         stamp = lambda what: print(f"browser test: {what} after {time.perf_counter() - t0:.1f} s", file=sys.stderr)  # noqa: E731

@@ -97,7 +97,7 @@ def test_bad_settings_and_input_give_messages_not_tracebacks(box) -> None:
     assert "step must be in" in D.view(box.session, 0, 0, 10_000).message
     assert "traced warps" in D.view(box.session, 5, 0, 0).message
     for call, words in [
-        (lambda: D.debug(DIVERGE, "nope", 1, 64, ()), "name must be one of"),
+        (lambda: D.debug(DIVERGE, "nope", 1, 64, ()), "name must be one of the kernels this code declares ['k']"),
         (lambda: D.debug(DIVERGE, "k", 1, 64, (1,)), "args=(in, out)"),
         (lambda: D.debug(DIVERGE, "k", 0, 64, ()), "grid must be"),
         (lambda: D.debug(DIVERGE, "k", 1, 2048, ()), "at most 1024"),

@@ -11,7 +11,9 @@ from matplotlib.colors import to_hex
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from helpers.engine import emulator
+from helpers.viz import boxes as warp_boxes
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.viz import style
 from helpers.engine import warp
 from helpers.engine.trace import Recorder
@@ -31,8 +33,8 @@ WIDTHS = (1, 2, 4, 8, 16, 32)
 
 def boxes(ax, y: float) -> list[Rectangle]:
     """The 32 lane boxes of the row centred on ``y``, in lane order."""
-    row = [p for p in ax.patches if isinstance(p, Rectangle) and np.isclose(p.get_width(), figures.BOX_W)
-           and np.isclose(p.get_y() + figures.BOX_H / 2, y)]
+    row = [p for p in ax.patches if isinstance(p, Rectangle) and np.isclose(p.get_width(), warp_boxes.BOX_W)
+           and np.isclose(p.get_y() + warp_boxes.BOX_H / 2, y)]
     assert len(row) == 32, f"expected 32 lane boxes at y={y}, found {len(row)}"
     return sorted(row, key=lambda p: p.get_x())
 
@@ -41,7 +43,7 @@ def all_texts(ax) -> list[tuple[float, float, str]]:
     """(x, y, text) of every text of the axes: its Text artists and its LaneTexts."""
     out = [(*t.get_position(), t.get_text()) for t in ax.texts]
     for art in ax.get_children():
-        if isinstance(art, figures.LaneTexts):
+        if isinstance(art, render.LaneTexts):
             out += art.items()
     return out
 
@@ -89,7 +91,7 @@ def check_shuffle(fig, values: np.ndarray, r: warp.ShuffleResult, active: np.nda
         undefined = active[lane] and not r.defined[lane]
         if undefined:
             assert box.get_hatch() == style.UNDEFINED_HATCH and edge(box) == style.UNDEFINED_EDGE.lower()
-            assert text == [figures.UNDEF_TEXT] and not any(is_number(t) for t in text)
+            assert text == [warp_boxes.UNDEF_TEXT] and not any(is_number(t) for t in text)
         else:
             assert box.get_hatch() is None
             if active[lane]:
@@ -180,11 +182,11 @@ def test_floats_are_written_compactly_and_long_values_do_not_overflow() -> None:
     fig = matplotlib.figure.Figure()
     ax = fig.add_subplot()
     vals = np.array([0.1, 2.5, 1234567.0, 1 / 3] + [1.0] * 28)
-    figures.draw_warp(ax, vals, y=0.0)
+    warp_boxes.draw_warp(ax, vals, y=0.0)
     texts = lane_texts(ax, 0.0)
     assert texts[0] == ["0.1"] and texts[1] == ["2.5"] and texts[3] == ["0.333"] and texts[4] == ["1"]
     assert texts[2] == ["1.23e+06"] or texts[2] == ["…"]
-    assert figures.format_value(7, ".2f") == "7.00" and figures.format_value(3, lambda v: f"<{v}>") == "<3>"
+    assert warp_boxes.format_value(7, ".2f") == "7.00" and warp_boxes.format_value(3, lambda v: f"<{v}>") == "<3>"
 
 
 def test_draw_warp_styles_each_flag() -> None:
@@ -195,7 +197,7 @@ def test_draw_warp_styles_each_flag() -> None:
     flags["active"][4] = False
     flags["in_mask"][5] = False
     kept = LANE == 6
-    row = figures.draw_warp(ax, VALUES, kept_own=kept, result_lanes=[7], width=8, title="t", **flags)
+    row = warp_boxes.draw_warp(ax, VALUES, kept_own=kept, result_lanes=[7], width=8, title="t", **flags)
     texts = lane_texts(ax, 0.0)
     assert row[3].get_hatch() == "////" and edge(row[3]) == style.VERMILION.lower() and texts[3] == ["undef"]
     assert face(row[4]) == style.GREY.lower()
@@ -209,9 +211,9 @@ def test_bad_shapes_and_widths_are_refused() -> None:
     fig = matplotlib.figure.Figure()
     ax = fig.add_subplot()
     with pytest.raises(ValueError, match="shape"):
-        figures.draw_warp(ax, np.arange(31))
+        warp_boxes.draw_warp(ax, np.arange(31))
     with pytest.raises(ValueError, match="width must be a power of two"):
-        figures.draw_warp(ax, VALUES, width=3)
+        warp_boxes.draw_warp(ax, VALUES, width=3)
 
 
 # ---------------------------------------------------------------- ballots
@@ -246,7 +248,7 @@ def test_ballot_figure_of_an_undefined_call_hatches_every_bit() -> None:
                                 exited=np.zeros(32, bool))
     ax = fig.axes[0]
     assert all(b.get_hatch() == style.UNDEFINED_HATCH for b in boxes(ax, 0.0))
-    assert all(t == [figures.UNDEF_TEXT] for t in lane_texts(ax, 0.0).values())
+    assert all(t == [warp_boxes.UNDEF_TEXT] for t in lane_texts(ax, 0.0).values())
     text = " ".join(t.get_text() for t in fig.texts)
     assert "result = undefined" in text and "0x" not in text and "1 3 5" in text
 
@@ -270,8 +272,8 @@ def test_undefined_boxes_keep_the_word_legible() -> None:
     """"undef" is dark text on an opaque white label, over pale hatching (not orange on orange)."""
     fig = matplotlib.figure.Figure()
     ax = fig.add_subplot()
-    row = figures.draw_warp(ax, VALUES, defined=LANE != 3)
-    label = next(t for t in ax.texts if t.get_text() == figures.UNDEF_TEXT)
+    row = warp_boxes.draw_warp(ax, VALUES, defined=LANE != 3)
+    label = next(t for t in ax.texts if t.get_text() == warp_boxes.UNDEF_TEXT)
     assert to_hex(label.get_color()) == style.UNDEFINED_TEXT.lower()
     assert to_hex(label.get_bbox_patch().get_facecolor()) == "#ffffff"
     if hasattr(row[3], "get_hatchcolor"):
@@ -459,7 +461,7 @@ def test_figures_are_not_kept_anywhere() -> None:
     for _ in range(5):
         fig = figures.shuffle_figure(VALUES, r, op_label="x", width=32, mask=0xFFFFFFFF, active=None,
                                      source_label="emulator")
-        figures.figure_png(fig)
+        render.figure_png(fig)
         refs.append(weakref.ref(fig))
         del fig
     gc.collect()
@@ -503,8 +505,8 @@ def test_stamp_renderer_draws_text_where_agg_would(kw) -> None:
     ax.set_ylim(0, 2)
     for x, s in ((1.3, "17"), (4.71, "undef"), (8.2, "310")):
         ax.text(x, 1, s, **{"ha": "center", "va": "center", **kw})
-    _same_ink(_ink(_plain_png(fig)), _ink(figures.figure_png(fig)))
-    _same_ink(_ink(_plain_png(fig)), _ink(figures.figure_png(fig)))     # again, from the cache
+    _same_ink(_ink(_plain_png(fig)), _ink(render.figure_png(fig)))
+    _same_ink(_ink(_plain_png(fig)), _ink(render.figure_png(fig)))     # again, from the cache
 
 
 @pytest.mark.parametrize("rotation", [0, 90])
@@ -514,7 +516,7 @@ def test_lane_texts_draw_where_a_text_would(rotation: int) -> None:
         ax = fig.add_axes((0, 0, 1, 1))
         ax.set_xlim(0, 10)
         ax.set_ylim(0, 2)
-        texts = figures.LaneTexts(ax) if many else None
+        texts = render.LaneTexts(ax) if many else None
         for x, s in ((1.3, "17"), (4.71, "–"), (8.2, "310")):
             if many:
                 texts.add(x, 1, s, fontsize=7, color="#000000", rotation=rotation)
@@ -522,14 +524,14 @@ def test_lane_texts_draw_where_a_text_would(rotation: int) -> None:
                 ax.text(x, 1, s, ha="center", va="center", fontsize=7, color="#000000", rotation=rotation)
         return fig
 
-    _same_ink(_ink(_plain_png(fig_with(False))), _ink(figures.figure_png(fig_with(True))))
+    _same_ink(_ink(_plain_png(fig_with(False))), _ink(render.figure_png(fig_with(True))))
 
 
 def test_stamps_never_replace_text_in_vector_output() -> None:
     import io
 
     fig = widgets_shuffle_figure()
-    assert any(isinstance(a, figures.LaneTexts) for a in fig.axes[0].get_children())
+    assert any(isinstance(a, render.LaneTexts) for a in fig.axes[0].get_children())
     svg = io.StringIO()
     matplotlib.rcParams["svg.fonttype"], old = "none", matplotlib.rcParams["svg.fonttype"]
     try:
@@ -537,7 +539,7 @@ def test_stamps_never_replace_text_in_vector_output() -> None:
     finally:
         matplotlib.rcParams["svg.fonttype"] = old
     assert ">310<" in svg.getvalue() and ">before<" in svg.getvalue()      # SVG keeps real text
-    assert figures.figure_png(fig)[:4] == b"\x89PNG"
+    assert render.figure_png(fig)[:4] == b"\x89PNG"
 
 
 def widgets_shuffle_figure():

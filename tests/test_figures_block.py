@@ -7,7 +7,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from helpers.topics import block_reduce as br
+from helpers.viz import boxes
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.viz import block as fb
 from test_figures import all_texts
 
@@ -21,7 +23,7 @@ def test_every_phase_draws(block, kind, version):
     for k in range(t.n_steps):
         fig = fb.block_phase_figure(t, k)
         assert isinstance(fig, Figure)
-    png = figures.figure_png(fig)
+    png = render.figure_png(fig)
     assert png[:4] == b"\x89PNG"
     assert fb.phase_lines(t).count("\n") == t.n_steps - 1
 
@@ -56,7 +58,7 @@ def test_grid_figure_any_shape(block):
     v = np.ones(block[::-1], np.int32)
     res = [br.block_reduce(v, block, kind=k, version="fixed") for k in ("x", "y")]
     fig = fb.block_grid_figure(block, res, source_label=res[0].source)
-    assert figures.figure_png(fig, dpi=50)[:4] == b"\x89PNG"
+    assert render.figure_png(fig, dpi=50)[:4] == b"\x89PNG"
 
 
 def test_grid_figure_hatches_undefined_rows():
@@ -117,7 +119,7 @@ def test_back_to_back_race_figure_hatches_the_racy_loads():
     b = br.back_to_back(np.ones(128, np.int32), np.full(128, 2, np.int32), barrier=False)
     fig = fb.block_phase_figure(b.trace, 4)
     texts = [x.get_text() for x in fig.axes[0].texts]
-    assert texts.count(figures.UNDEF_TEXT) == 3 and "block_reduce.cuh:51" in fig.axes[0].get_title()
+    assert texts.count(boxes.UNDEF_TEXT) == 3 and "block_reduce.cuh:51" in fig.axes[0].get_title()
     assert any("SIMT machine" in t.get_text() for t in fig.texts)
 
 

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from helpers import data
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.viz import ladder as F
 from helpers.widgets import intrinsics as widgets
 from helpers.widgets import reduce as W
@@ -157,7 +158,7 @@ def _explorers() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def explorers() -> dict[str, Any]:
     pytest.importorskip("ipywidgets")
-    with stub_figures(), mock.patch.object(figures, "figure_png", lambda *a, **k: b""):
+    with stub_figures(), mock.patch.object(render, "figure_png", lambda *a, **k: b""):
         return _explorers()
 
 
@@ -171,7 +172,7 @@ def test_explorers_show_a_figure_or_a_message_for_any_control_value(name: str, e
     @fuzz(25)
     @given(st.data())
     def run(data_: st.DataObject) -> None:
-        with stub_figures(), mock.patch.object(figures, "figure_png", lambda *a, **k: b"png"):
+        with stub_figures(), mock.patch.object(render, "figure_png", lambda *a, **k: b"png"):
             for key in data_.draw(st.lists(st.sampled_from(sorted(controls)), min_size=1, max_size=3)):
                 c = controls[key]
                 try:

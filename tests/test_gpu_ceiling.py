@@ -139,3 +139,50 @@ def test_a_feature_newer_than_the_gpu_says_so_before_launching(monkeypatch) -> N
     with pytest.raises(RuntimeError, match=r"method='intrinsic' \(__reduce_\*_sync\) needs compute capability 8\.0"):
         wr.library_reduce(np.arange(32, dtype=np.int32), method="intrinsic", backend="cupy")
     assert warp.reduce_add(np.arange(32, dtype=np.int32), backend="emulator").values[0] == 496
+
+
+def test_recording_on_an_older_gpu_leaves_out_what_it_cannot_run() -> None:
+    from helpers.recording import record
+
+    every, none_left = record.runnable_cases((9, 0))
+    older, left = record.runnable_cases((7, 5))
+    assert none_left == [] and left and all(op.startswith("reduce_") for op in left)
+    assert len(older) < len(every) and not any(c["op"].startswith("reduce_") for c in older)
+
+
+def _fake_cupy(runtime: object) -> object:
+    """A ``cupy`` module of one device, as far as :func:`helpers.bench.runs._header` asks."""
+    import types
+
+    class Device:
+        id = 0
+        attributes = {"MultiProcessorCount": 114}
+
+    runtime.getDeviceProperties = lambda device: {"l2CacheSize": 50 * 2**20}
+    runtime.CUDARuntimeError = type("CUDARuntimeError", (RuntimeError,), {})
+    return types.SimpleNamespace(cuda=types.SimpleNamespace(Device=Device, runtime=runtime))
+
+
+def test_a_live_run_records_the_devices_ceiling(monkeypatch) -> None:
+    import sys
+
+    from helpers.bench import runs
+
+    monkeypatch.setattr(backend, "detect", lambda: backend.Detection(True, "test", gpu_name="NVIDIA H100 PCIe"))
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(FakeRuntime(1_593_000, 5120)))
+    head = runs._header("ladder")
+    assert head["sm_count"] == 114 and head["l2_bytes"] == 50 * 2**20
+    assert head["ceiling"] == {"gpu": "NVIDIA H100 PCIe", "memory_clock_khz": 1_593_000, "bus_width_bits": 5120}
+    top = bench.ceiling_of(head)   # a GPU without a datasheet figure here: its theoretical peak
+    assert top.datasheet_tbps is None and top.tbps == pytest.approx(2.039, abs=1e-3)
+
+    silent = FakeRuntime(0, 0)
+    cupy = _fake_cupy(silent)
+
+    def refuse(attrib: int, device: int) -> int:
+        raise cupy.cuda.runtime.CUDARuntimeError("cudaErrorInvalidValue")
+
+    silent.deviceGetAttribute = refuse
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    assert bench.ceiling_of(runs._header("ladder")).describe().endswith("unknown (no datasheet figure for it, "
+                                                                          "no device attributes in this run)")

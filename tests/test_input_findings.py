@@ -426,11 +426,11 @@ def test_7_lanes_map_labels_only_the_outer_panels() -> None:
 ])
 def test_7_explorers_show_a_setting_seen_before_from_memory(build, control, values, monkeypatch) -> None:
     pytest.importorskip("ipywidgets")
-    from helpers.viz import lanes as figures
+    from helpers.viz import render
 
     rendered = []
-    real = figures.figure_png
-    monkeypatch.setattr(figures, "figure_png", lambda fig, dpi=100: rendered.append(1) or real(fig, dpi))
+    real = render.figure_png
+    monkeypatch.setattr(render, "figure_png", lambda fig, dpi=100: rendered.append(1) or real(fig, dpi))
     box = build()
     start = box.controls[control].value
     images = []
@@ -450,11 +450,11 @@ def _all_children(box):
 
 def test_7_ladder_explorer_renders_a_map_once(monkeypatch) -> None:
     pytest.importorskip("ipywidgets")
-    from helpers.viz import lanes as figures
+    from helpers.viz import render
 
     calls = []
-    real = figures.figure_png
-    monkeypatch.setattr(figures, "figure_png", lambda fig, dpi=100: calls.append(fig) or real(fig, dpi))
+    real = render.figure_png
+    monkeypatch.setattr(render, "figure_png", lambda fig, dpi=100: calls.append(fig) or real(fig, dpi))
     box = WR.ladder_explorer(None, live=False)
     c = box.controls
     for v in (20, 21, 22):

@@ -29,7 +29,7 @@ def test_unknown_command_says_so_and_prints_the_usage() -> None:
 def test_help_lists_every_command() -> None:
     out = _run("help")
     assert out.returncode == 0
-    for command in ("lab", "test [PATH...]", "add nvrtc|gpu", "lock", "ship"):
+    for command in ("lab", "test [PATH...]", "site [--out DIR]", "add nvrtc|gpu", "lock", "ship"):
         assert command in out.stdout
 
 

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from helpers.engine import emulator
 from helpers.widgets import base as explorer
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.engine import warp
 from helpers.widgets import intrinsics as widgets
 
@@ -339,13 +340,13 @@ def test_redraws_do_not_keep_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     import matplotlib.pyplot as plt
 
     refs: list = []
-    real = figures.figure_png
+    real = render.figure_png
 
     def tracking(fig, dpi=100):
         refs.append(weakref.ref(fig))
         return real(fig, dpi)
 
-    monkeypatch.setattr(figures, "figure_png", tracking)
+    monkeypatch.setattr(render, "figure_png", tracking)
     before = plt.get_fignums()
     box = widgets.shuffle_explorer()
     slider = controls_of(box)["offset"]

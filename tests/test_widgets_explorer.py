@@ -5,7 +5,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from helpers.widgets import base as explorer
-from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.widgets import intrinsics as widgets
 from helpers.widgets import allreduce as widgets_allreduce
 from helpers.widgets import reduce as widgets_reduce
@@ -17,7 +17,7 @@ ipywidgets = pytest.importorskip("ipywidgets")
 def renders(monkeypatch: pytest.MonkeyPatch) -> list:
     """Every figure the explorers render, in order (rendering stubbed to a few bytes)."""
     calls: list = []
-    monkeypatch.setattr(figures, "figure_png", lambda fig, dpi=None: calls.append(fig) or b"\x89PNG")
+    monkeypatch.setattr(render, "figure_png", lambda fig, dpi=None: calls.append(fig) or b"\x89PNG")
     return calls
 
 

@@ -13,6 +13,7 @@ import pytest
 from helpers.topics import block_reduce as br
 from helpers import data
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.topics import warp_reduce as wr
 from helpers.widgets import reduce as W
 from test_widgets import emulator_backend  # noqa: F401 (autouse: these tests run on the emulator too)
@@ -95,13 +96,13 @@ def _median_ms(fn, n=5):
 @pytest.mark.parametrize("kw", [dict(), dict(op="max", width=8, pattern="random ints", n_valid=5, tree="xor"),
                                 dict(n_valid=20, partial="ballot")])
 def test_warp_tree_update_fast(kw):
-    ms = _median_ms(lambda: figures.figure_png(W.warp_tree_view(**kw).figure))
+    ms = _median_ms(lambda: render.figure_png(W.warp_tree_view(**kw).figure))
     assert ms < 400, f"{ms:.0f} ms"   # ~100 ms on a laptop core; generous: it catches regressions only
 
 
 @pytest.mark.parametrize("xy", [(96, 2), (32, 5), (128, 8), (32, 32)])
 def test_block_update_fast(xy):
-    ms = _median_ms(lambda: figures.figure_png(W.block_view(*xy).figure))
+    ms = _median_ms(lambda: render.figure_png(W.block_view(*xy).figure))
     assert ms < 400, f"{ms:.0f} ms"
 
 

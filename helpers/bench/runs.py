@@ -25,7 +25,7 @@ import datetime as _dt
 import sys
 from typing import Any, Callable, Optional, Sequence
 
-from helpers.bench.ceiling import read_device
+from helpers.bench.ceiling import make, read_device
 from helpers.bench.checks import acceptance, failures, goals
 from helpers.bench.clock import (DEFAULT_REPS, DEVICE_METHOD, HOST_METHOD, TIMING_VERSION, empty_launcher,
                                  fresh_first_launch_us, graph_calls, time_interleaved)
@@ -214,7 +214,11 @@ def _header(kind: str, **fields: Any) -> dict[str, Any]:
     device = cupy.cuda.Device().id
     props = cupy.cuda.runtime.getDeviceProperties(device)
     gpu = backend.detect().gpu_name
-    return {"kind": kind, "gpu": gpu, "ceiling": read_device(cupy.cuda.runtime, device, gpu).to_dict(),
+    try:
+        top = read_device(cupy.cuda.runtime, device, gpu)
+    except cupy.cuda.runtime.CUDARuntimeError:  # an attribute this device does not report: no theoretical peak
+        top = make(gpu)
+    return {"kind": kind, "gpu": gpu, "ceiling": top.to_dict(),
             "sm_count": int(cupy.cuda.Device().attributes["MultiProcessorCount"]),
             "l2_bytes": int(props.get("l2CacheSize", 0)),
             "cupy_reduction_accelerators": accelerators, "timing": TIMING_VERSION,

@@ -37,8 +37,9 @@ SHIPPED_ARCHS: tuple[str, ...] = ("sm_90",)  # the H200's; the SIMT machine runs
 # -lineinfo adds .loc/.file lines (source lines for the SIMT machine's reports); it changes no instruction
 SHIPPED_OPTIONS: tuple[str, ...] = ("-lineinfo",)
 # builds shipped beyond the plain one (no defines): what helpers compile at run time with -D
+# (v9's own launch picks REDUCE_UNROLL=1 or 2 for small inputs: helpers.topics.reduce.v9_launch)
 SHIPPED_DEFINES: dict[str, tuple[tuple[str, ...], ...]] = {
-    f: tuple((f"REDUCE_UNROLL={u}",) for u in (1, 2, 4, 8, 16)) for f in ("reduce_v8", "reduce_onepass")
+    f: tuple((f"REDUCE_UNROLL={u}",) for u in (1, 2, 4, 8, 16)) for f in ("reduce_v8", "reduce_onepass", "reduce_v9")
 }
 # files kept as text (so CI does not compile them) because they must NOT compile: their logs are shipped
 SEED_AS_PRINTED = "seed_as_printed"

@@ -139,9 +139,11 @@ def mask(x: Any, n_warps: int, name: str = "mask") -> np.ndarray:
 
 
 def width(x: Any, name: str = "width") -> int:
-    """A logical warp width: a power of two in [1, 32]; anything else is undefined in CUDA."""
+    """A logical warp width: a power of two in [1, 32]. For any other width the Programming Guide (Warp
+    Shuffle Functions) says the shuffles' results are undefined, and the message says so."""
     if not _is_int(x) or int(x) not in WIDTHS:
-        raise ValueError(f"{name} must be a power of two in [1, 32] ({', '.join(map(str, WIDTHS))}); got {quote(x)}")
+        raise ValueError(f"{name} must be a power of two in [1, 32] ({', '.join(map(str, WIDTHS))}); got {quote(x)}. "
+                         f"For any other width a shuffle's results are undefined (Programming Guide, Warp Shuffle Functions)")
     return int(x)
 
 

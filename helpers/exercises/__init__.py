@@ -12,8 +12,8 @@ edge cases plus randomised ones, a NumPy reference, hints one at a time, and a r
     r.passed, r.status, r.feedback                      # bool, 'passed' | 'wrong_result' | ..., text
 
 In a notebook, ``%load_ext helpers.exercises`` registers the ``%%exercise NAME`` cell magic
-(:mod:`helpers.exercises.magic`). An instructor grades a class's notebooks headlessly with
-``python -m helpers.exercises grade notebooks/*.ipynb --csv grades.csv`` (:mod:`helpers.exercises.grade`).
+(:mod:`helpers.exercises.magic`) and the lane debugger's ``%%simt NAME`` (:mod:`helpers.widgets.simt`).
+An instructor grades a class's notebooks headlessly with ``python -m helpers.exercises grade notebooks/*.ipynb --csv grades.csv`` (:mod:`helpers.exercises.grade`).
 docs/exercises.md describes the judging rules.
 """
 from __future__ import annotations
@@ -48,10 +48,13 @@ def check(name: str, source: str, *, seed: Optional[int] = None, engine: Optiona
 
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's InteractiveShell
-    """``%load_ext helpers.exercises``: register the ``%%exercise NAME`` cell magic."""
+    """``%load_ext helpers.exercises``: register the ``%%exercise NAME`` cell magic, and ``%%simt NAME``
+    (the lane debugger, :mod:`helpers.widgets.simt`)."""
     from helpers.exercises.magic import register
+    from helpers.widgets import simt
 
     register(ipython)
+    simt.register(ipython)
 
 
 __all__ = ["names", "check", "get", "by_notebook", "Result", "STATUSES", "load_ipython_extension"]

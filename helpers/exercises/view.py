@@ -1,6 +1,6 @@
 """How a result looks in a notebook: HTML feedback, and the first wrong result as a lane figure.
 
-The figure uses the series' lane boxes (:func:`helpers.viz.lanes.draw_warp`): one row of 32 boxes
+The figure uses the series' lane boxes (:func:`helpers.viz.boxes.draw_warp`): one row of 32 boxes
 per line (the input, what was expected, what came back), the boxes the check reads in green for
 the expected row, wrong ones outlined in vermilion, undefined ones hatched, values nobody checks
 faded, lanes or slots that do not exist grey.
@@ -15,7 +15,8 @@ import numpy as np
 from matplotlib.patches import Patch
 
 from helpers.viz import style
-from helpers.viz.lanes import LaneFigure, draw_warp, figure_png
+from helpers.viz.boxes import draw_warp
+from helpers.viz.render import LaneFigure, figure_png
 from helpers.exercises.spec import LANES, Mismatch
 
 ROW_STEP = 1.7

@@ -3,8 +3,11 @@
 
 PTX ISA, Instruction Set: shfl.sync, bar.warp.sync, vote.sync, match.sync, redux.sync: a thread waits
 until every non-exited lane named in its member mask waits at a *matching* instruction (same
-operation and qualifiers, same mask); on sm_70+ that may be a different instruction instance
-(``__syncwarp()`` on both sides of a branch). When no thread can move, lanes waiting at non-matching
+operation and qualifiers, same mask); on sm_70+ that may be a different instruction
+(``__syncwarp()``, or ``__shfl_sync(FULL, v, 0)``, on both sides of a branch), and the call is
+defined: the sm_70 shuffle rule (PTX ISA shfl.sync, vote.sync: "the same instruction in convergence"
+only for .target sm_6x or below, which the machine does not run; compute_70 is its floor, module.py).
+When no thread can move, lanes waiting at non-matching
 ones make the call undefined (``undefined_shuffle``; it then executes with those lanes as
 non-callers). What a call computes once its lanes have met is :mod:`helpers.machine.warpsync`'s.
 """
@@ -197,63 +200,47 @@ class WarpCalls:
             self.pc[tk] = pcs + 1
 
     def _undefined_calls(self, op0, tk, pcs, inv, nr, rwarp, rmask, callers, forced: bool) -> np.ndarray:
-        """(rows,) bool: the rows of a shfl/vote/match/redux that met although the call is undefined
-        by the Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions": all non-exited
-        threads named in mask must execute *the same* intrinsic with the same mask, or the result is
-        undefined), reported once per instruction as ``undefined_shuffle``. Every result of such a row
-        is undefined (as :func:`helpers.engine.emulator.call_defined` says for a lane alive elsewhere):
+        """(rows,) bool: the rows of a shfl/vote/match/redux that met although the call is undefined,
+        reported once per instruction as ``undefined_shuffle``. Every result of such a row is
+        undefined (as :func:`helpers.engine.emulator.call_defined` says for a lane alive elsewhere).
+
+        The sm_70 shuffle rule: callers from *different* instructions (both arms of an ``if``, a
+        helper inlined at two call sites) with the same qualifiers and mask meet and the call is
+        defined. PTX ISA, Instruction Set, ``shfl.sync`` / ``vote.sync`` / ``match.sync`` /
+        ``redux.sync``: the executing thread waits until all non-exited threads of membermask have
+        executed the instruction "with the same qualifiers and same membermask value"; only "for
+        .target sm_6x or below" must they "execute the same shfl.sync instruction in convergence"
+        (vote.sync likewise), and the machine runs sm_70+ only (compute_70 is its floor, module.py).
+        Undefined rows:
 
         * ``forced``: lanes named in the mask wait at a non-matching instruction (already reported);
-        * the callers come from different instructions (another line): PTX ISA shfl.sync / vote.sync
-          on sm_70+ lets them meet, and the machine lets them (no deadlock), but the Guide asks for
-          the same intrinsic call;
         * a lane named in the mask was alive while the call waited for it, stored, performed an
           atomic or synchronised, and then exited without calling. (A lane whose remaining path to
           its exit has no effect anyone can observe, such as ``if (lane >= k) return;``, cannot be
           told from one that had exited before the call, and does not count.)
         """
-        bad = np.ones(nr, bool) if forced else np.zeros(nr, bool)
         if forced:
-            return bad
+            return np.ones(nr, bool)
         pmin = np.full(nr, np.iinfo(np.int64).max)
-        pmax = np.full(nr, -1, np.int64)
         np.minimum.at(pmin, inv, pcs)
-        np.maximum.at(pmax, inv, pcs)
-        lines = pmin != pmax
         since = np.full(nr, np.iinfo(np.int64).max)
         np.minimum.at(since, inv, self.ws_since[tk])
         lanes = rwarp[:, None] * 32 + LANE
         named = ((rmask.astype(np.int64)[:, None] >> LANE) & 1).astype(bool)
         left = named & ~callers & (self.status[lanes] == EXIT) & (self.last_effect[lanes] >= since[:, None])
         busy = left.any(axis=1)
-        bad |= lines | busy
-        for why, rows in (("lines", lines), ("busy", busy & ~lines)):
-            if not rows.any():
-                continue
-            r = int(np.flatnonzero(rows)[0])
+        if busy.any():
+            r = int(np.flatnonzero(busy)[0])
             p0 = int(pmin[r])
             t0 = int(tk[(inv == r) & (pcs == p0)][0])
-            if why == "lines":
-                other = int(pmax[r])
-                a, b = self.where(p0), self.where(other)
-                if a == b:   # one inlined helper called from two lines: name the call sites
-                    la, lb = self.fn.instrs[p0].loc, self.fn.instrs[other].loc
-                    a, b = (la.short() if la else a), (lb.short() if lb else b)
-                msg = (f"the lanes named in the member mask ({int(rmask[r]):#010x}) execute {op0.ws_key} from different "
-                       f"instructions ({a} and {b}): the Programming Guide asks for the "
-                       f"same intrinsic call, so every result of this call is undefined (an sm_70+ GPU may let them "
-                       f"meet, as the machine does, so nothing hangs)")
-                t1 = int(tk[(inv == r) & (pcs == other)][0])
-                self.add_finding("undefined_shuffle", p0, msg, threads=(t0, t1), count=int(rows.sum()), other_pc=other)
-            else:
-                gone = int(lanes[r][np.flatnonzero(left[r])[0]])
-                msg = (f"{op0.ws_key} with member mask {int(rmask[r]):#010x} was called while lane {gone & 31}, which the "
-                       f"mask names, did not join it (the lane was at another instruction, or at this one with "
-                       f"another member mask) and exited afterwards. The Programming Guide "
-                       f"defines no result for such a call (the GPU waits for the lane to exit): every result of "
-                       f"this call is undefined")
-                self.add_finding("undefined_shuffle", p0, msg, threads=(t0, gone), count=int(rows.sum()))
-        return bad
+            gone = int(lanes[r][np.flatnonzero(left[r])[0]])
+            msg = (f"{op0.ws_key} with member mask {int(rmask[r]):#010x} was called while lane {gone & 31}, which the "
+                   f"mask names, did not join it (the lane was at another instruction, or at this one with "
+                   f"another member mask) and exited afterwards. The Programming Guide "
+                   f"defines no result for such a call (the GPU waits for the lane to exit): every result of "
+                   f"this call is undefined")
+            self.add_finding("undefined_shuffle", p0, msg, threads=(t0, gone), count=int(busy.sum()))
+        return busy
 
     def _ws_rows(self, op0, parts, rwarp, rmask, mdef, callers, inv, lane) -> None:
         """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.

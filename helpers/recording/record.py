@@ -87,9 +87,24 @@ def record_exited_reads() -> list:
                                         "counts": counts}, backend.stamp())]
 
 
+def runnable_cases(compute_capability: tuple[int, int]) -> tuple[list[dict], list[str]]:
+    """The fixed cases a GPU of ``compute_capability`` runs, and the ops left out: ``__reduce_*_sync``
+    needs 8.0 (:data:`helpers.topics.warp_reduce.REDUCE_SYNC_CC`)."""
+    from helpers.topics.warp_reduce import REDUCE_SYNC_CC
+
+    fixed = cases.fixed_cases()
+    if compute_capability >= REDUCE_SYNC_CC:
+        return fixed, []
+    left_out = sorted({c["op"] for c in fixed if c["op"].startswith("reduce_")})
+    return [c for c in fixed if c["op"] not in left_out], left_out
+
+
 def record_intrinsics() -> list:
     stamp = backend.stamp()
-    fixed = cases.fixed_cases()
+    fixed, left_out = runnable_cases(backend.compute_capability())
+    if left_out:
+        print(f"  intrinsics: {', '.join(left_out)} left out: they need compute capability 8.0, this GPU has "
+              f"{stamp['compute_capability']}", file=sys.stderr)
     results = []
     for i, case in enumerate(fixed):
         results.append({**case, "result": cases.run(case, "cupy")})
@@ -132,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only-core", action="store_true", help="skip the per-topic recorders and the benchmarks")
     parser.add_argument("--no-bench", action="store_true", help="skip the ladder and sweep of notebooks 05-06")
+    parser.add_argument("--no-sanitizer", action="store_true", help="skip the compute-sanitizer runs of notebook 04")
     args = parser.parse_args(argv)
     d = backend.detect()
     if not d.usable:
@@ -144,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only_core:
         from helpers.recording import record_reduce
 
-        written += record_reduce.record()
+        written += record_reduce.record(sanitizer=not args.no_sanitizer)
         if not args.no_bench:
             written += record_bench()
     for p in written:

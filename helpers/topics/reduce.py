@@ -610,12 +610,7 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
     if spec.grid_stride:
         resident = resident_blocks(version, block, unroll) if on_gpu else machine_resident_blocks(block)
     grids = pass_grids(version, n, block, resident, unroll, l2)
-    stream = version == "v9" and v9_streams(n, l2)
-    defines: tuple[str, ...] = ()
-    if spec.vector and not (version == "v9" and unroll == DEFAULT_UNROLL):
-        defines = (f"REDUCE_UNROLL={unroll}",)
-    if stream:
-        defines += ("REDUCE_STREAM=1",)
+    defines = launch_defines(version, unroll, stream=version == "v9" and v9_streams(n, l2))
     expr = kernel_name(version, block, grids[0] if version == "v9" else None)
     f32, i64 = numpy.float32, numpy.int64
 
@@ -635,6 +630,17 @@ def run_passes(x: Any, version: str, block: Optional[int] = None, *, backend: Op
         partials = passes[-1].outputs[1]
         passes.append(go(grids[k], (partials, numpy.zeros(grids[k], f32), i64(grids[k - 1]))))
     return ReduceRun(float(passes[-1].outputs[1][0]), version, block, n, grids, passes[0].engine, tuple(passes))
+
+
+def launch_defines(version: str, unroll: int = DEFAULT_UNROLL, stream: bool = False) -> tuple[str, ...]:
+    """The ``-D`` defines :func:`run_passes` builds ``version`` with: ``REDUCE_UNROLL`` for the
+    vector versions (v9 at its default unroll without it), ``REDUCE_STREAM=1`` for v9's evict-first
+    loads. On the machine each must be shipped (:data:`helpers.engine.kernels.SHIPPED_DEFINES`)."""
+    spec = _SPECS[check_version(version, racy_ok=True)]
+    defines: tuple[str, ...] = ()
+    if spec.vector and not (version == "v9" and check_unroll(unroll) == DEFAULT_UNROLL):
+        defines = (f"REDUCE_UNROLL={unroll}",)
+    return defines + (("REDUCE_STREAM=1",) if stream else ())
 
 
 def _device_id() -> int:

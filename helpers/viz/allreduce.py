@@ -22,8 +22,10 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from helpers.topics import allreduce as A
 from helpers import data
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.viz import style
-from helpers.viz.lanes import MAX_FRAMES, LaneFigure, format_value
+from helpers.viz.boxes import format_value
+from helpers.viz.render import LaneFigure
 
 PX, PY = 1.35, 1.3          # chunk pitch and rank pitch, in data units
 CW, CH = 1.0, 0.72          # a cell
@@ -67,7 +69,7 @@ def _arrow(ax: Axes, t: A.Transfer) -> None:
         rad = 2 * dx_px / dy_px   # arc3 bows by rad * |dy| / 2 to the right when going up (left if down)
         arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=8, shrinkA=0, shrinkB=0,
                                 connectionstyle=f"arc3,rad={rad:.4f}", color=style.ARROW, linewidth=1.1, zorder=4)
-    figures.add_patch(ax, arrow, clip=False)
+    render.add_patch(ax, arrow, clip=False)
 
 
 def _legend(fig: Figure, keys: Sequence[str]) -> None:
@@ -83,7 +85,7 @@ def _legend(fig: Figure, keys: Sequence[str]) -> None:
         "followed": lambda: Patch(facecolor=style.SEGMENT_BANDS[1], edgecolor="none", label="followed chunk"),
     }
     handles = [makers[k]() for k in keys]
-    figures.stamped_legend(fig, handles, ("allreduce", tuple(keys)), loc="lower center", bbox_to_anchor=(0.5, 0.035),
+    render.stamped_legend(fig, handles, ("allreduce", tuple(keys)), loc="lower center", bbox_to_anchor=(0.5, 0.035),
                            ncol=min(len(handles), 4), fontsize=7, frameon=False, handlelength=1.6, columnspacing=1.2)
 
 
@@ -115,7 +117,7 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
 
     Speed (the explorer redraws this on every move of a slider): the cells and arrows are added
     without matplotlib's per-patch bookkeeping, and the texts are drawn from stamps
-    (:func:`helpers.viz.lanes.add_patch`, :class:`helpers.viz.lanes.LaneTexts`).
+    (:func:`helpers.viz.render.add_patch`, :class:`helpers.viz.render.LaneTexts`).
     """
     sched = run.schedule
     step = A.check_step(sched, step)
@@ -134,10 +136,10 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
     ax.set_axis_off()
     if follow is not None:
         x, _ = _cell_xy(follow, 0)
-        figures.add_patch(ax, Rectangle((x - CW / 2 - 0.12, -(n - 1) * PY - CH / 2 - 0.12), CW + 0.24,
+        render.add_patch(ax, Rectangle((x - CW / 2 - 0.12, -(n - 1) * PY - CH / 2 - 0.12), CW + 0.24,
                                         (n - 1) * PY + CH + 0.24, facecolor=style.SEGMENT_BANDS[1], edgecolor="none",
                                         zorder=0), clip=False)
-    texts = figures.LaneTexts(ax, zorder=3)
+    texts = render.LaneTexts(ax, zorder=3)
     present = set()
     for r in range(n):
         for k in range(c):
@@ -159,7 +161,7 @@ def draw_frame(fig: Figure, run: A.AllReduceRun, step: int, *, follow: Optional[
             lw = 0.6
             if (r, k) in written:
                 edge, lw = style.ARROW, 2.0
-            figures.add_patch(ax, Rectangle((x - CW / 2, y - CH / 2), CW, CH, facecolor=face, edgecolor=edge,
+            render.add_patch(ax, Rectangle((x - CW / 2, y - CH / 2), CW, CH, facecolor=face, edgecolor=edge,
                                             linewidth=lw, linestyle=ls, zorder=2), clip=False)
             if show_values and sizes[k]:   # one text artist per cell: text is most of the drawing time
                 label += "\n" + format_value(run.held[step, r, run.bounds[k][0]])

@@ -22,7 +22,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
+from helpers.viz import boxes
 from helpers.viz import lanes as figures
+from helpers.viz import render
 from helpers.viz import style
 from helpers.engine.trace import Trace
 
@@ -127,8 +129,8 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
     for w in range(n_warps):
         sl = slice(w * LANES, (w + 1) * LANES)
         # a thread that moved no value in this phase shows an empty register: the machine did not see it
-        text = np.array(["" if not k else figures.format_value(v) for v, k in zip(held[sl], known[sl])], object)
-        figures.draw_warp(ax, text, defined=hdef[sl] | ~exists[sl], active=exists[sl],
+        text = np.array(["" if not k else boxes.format_value(v) for v, k in zip(held[sl], known[sl])], object)
+        boxes.draw_warp(ax, text, defined=hdef[sl] | ~exists[sl], active=exists[sl],
                           y=_warp_y(w), label=f"warp {w}", numbers="above" if w == 0 else None, fmt=str)
     n_slots = slot_rows * LANES
 
@@ -149,8 +151,8 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
         # A slot never written is uninitialised shared memory: undefined (hatched) once anyone looks at it,
         # plain empty until then.
         looked = np.array([s in slot_touched for s in range(r * LANES, (r + 1) * LANES)])
-        text = np.array([figures.format_value(v) if d else "" for v, d in zip(shared[sl], sdef[sl])], object)
-        figures.draw_warp(ax, text, defined=sdef[sl] | ~(ever[sl] | looked), fill=SHARED_FILL,
+        text = np.array([boxes.format_value(v) if d else "" for v, d in zip(shared[sl], sdef[sl])], object)
+        boxes.draw_warp(ax, text, defined=sdef[sl] | ~(ever[sl] | looked), fill=SHARED_FILL,
                           y=_slot_y(n_warps, r), label="shared" if r == 0 else f"+{r * LANES}",
                           numbers="below", fmt=str)
     pairs = [(int(t), int(s), "store") for t, s in p.stores] + [(int(t), int(s), "load") for t, s in p.loads]
@@ -159,15 +161,15 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
         for t, s, k in drawn:
             (tx, ty), (sx, sy) = _thread_xy(t), _slot_xy(n_warps, s)
             a, b = ((tx, ty - 0.4), (sx, sy + 0.4)) if k == "store" else ((sx, sy + 0.4), (tx, ty - 0.4))
-            figures.add_patch(ax, FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=6, shrinkA=0, shrinkB=1,
+            render.add_patch(ax, FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=6, shrinkA=0, shrinkB=1,
                                              color=style.ARROW if k == "store" else style.PURPLE, linewidth=0.7,
                                              alpha=0.75, zorder=3))
     top, bottom = _warp_y(0) + 1.0, _slot_y(n_warps, slot_rows - 1) - 1.2
     if p.kind == "barrier":
         y = (_warp_y(n_warps - 1) + _slot_y(n_warps, 0)) / 2
-        figures.add_patch(ax, Rectangle((-0.6, y - 0.12), LANES + 0.2, 0.24, facecolor=style.VERMILION,
+        render.add_patch(ax, Rectangle((-0.6, y - 0.12), LANES + 0.2, 0.24, facecolor=style.VERMILION,
                                    edgecolor="none", zorder=5))
-        figures.add_text(ax, LANES / 2 - 0.5, y + 0.33, "__syncthreads(): no thread passes until every thread "
+        render.add_text(ax, LANES / 2 - 0.5, y + 0.33, "__syncthreads(): no thread passes until every thread "
                       "of the block arrives", fontsize=7.5, color=style.VERMILION, zorder=6)
     ax.set_ylim(bottom, top)
     ax.set_title(f"{trace.title}\n{phase_caption(trace, phase)}", fontsize=8.5)
@@ -182,7 +184,7 @@ def _draw_phase(fig: Figure, trace: Any, phase: int, source_label: str) -> None:
                  if any(kind == k for _, _, kind in drawn)]
     elif len(drawn) > MAX_ARROWS:
         n_st, n_ld = len(p.stores), len(p.loads)
-        figures.add_text(ax, LANES / 2 - 0.5, bottom + 0.2, f"{n_st} stores, {n_ld} loads in this phase "
+        render.add_text(ax, LANES / 2 - 0.5, bottom + 0.2, f"{n_st} stores, {n_ld} loads in this phase "
                       f"(too many to draw as arrows)", fontsize=7, color="#444444")
     fig.legend(handles=keys, loc="center", bbox_to_anchor=(0.5, 0.05), ncol=len(keys), fontsize=7, frameon=False)
     fig.text(0.005, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="left", va="bottom")
@@ -205,7 +207,7 @@ def block_phase_figure(trace: Any, phase: int, *, source_label: Optional[str] = 
     """
     _check_phase(trace, phase)
     n_warps, slot_rows = _layout(trace)
-    fig = figures.LaneFigure(figsize=(style.FIG_WIDTH, _phase_height(n_warps, slot_rows)))
+    fig = render.LaneFigure(figsize=(style.FIG_WIDTH, _phase_height(n_warps, slot_rows)))
     _draw_phase(fig, trace, phase, source_label or _source(trace))
     return fig
 
@@ -218,7 +220,7 @@ def block_animation(trace: Any, *, interval: int = 1100, source_label: Optional[
     """Every phase of ``trace`` as one frame (at most 60; longer traces are sampled), with play/step controls
     through :func:`helpers.viz.lanes.animation_html` (in a ``# NBVAL_IGNORE_OUTPUT`` cell)."""
     n_warps, slot_rows = _layout(trace)
-    fig = figures.LaneFigure(figsize=(style.FIG_WIDTH, _phase_height(n_warps, slot_rows)))
+    fig = render.LaneFigure(figsize=(style.FIG_WIDTH, _phase_height(n_warps, slot_rows)))
     label = source_label or _source(trace)
 
     def draw(phase: int) -> list:
@@ -254,13 +256,13 @@ def _result_cells(ax: Axes, values: np.ndarray, defined: np.ndarray, correct: np
                 coll.set_hatch(hatch)
             ax.add_collection(coll, autolim=False)
     if text:
-        texts = figures.LaneTexts(ax, zorder=4)
+        texts = render.LaneTexts(ax, zorder=4)
         for v, d, ok, x, y in zip(values, defined, correct, xs, ys):
             if d:
-                texts.add(x, y, figures.format_value(v), fontsize=6.5, color="white" if ok else style.BLACK)
+                texts.add(x, y, boxes.format_value(v), fontsize=6.5, color="white" if ok else style.BLACK)
             else:
                 # Dark text on its white label: the vermilion hatching around it must not swallow the word.
-                undef = figures.LabelText(x, y, figures.UNDEF_TEXT, fontsize=7, color=style.BLACK, pad=0.25)
+                undef = render.LabelText(x, y, boxes.UNDEF_TEXT, fontsize=7, color=style.BLACK, pad=0.25)
                 undef.set_clip_on(False)
                 ax.add_artist(undef)
 
@@ -277,7 +279,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     thread's tid in its cell (default: when the cells are big enough and there are at most 256).
 
     Speed (the block explorer redraws this on every move): the texts are drawn from stamps
-    (:class:`helpers.viz.lanes.LaneTexts`), the legend too, and the title is placed by hand.
+    (:class:`helpers.viz.render.LaneTexts`), the legend too, and the title is placed by hand.
     """
     bx, by = int(block[0]), int(block[1])
     if bx < 1 or by < 1 or bx * by > 1024:
@@ -292,7 +294,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
     width_units = bx + (len(xr) * (col_w + 0.4) + 0.6 if xr else 0)
     height_units = by + (len(yr) * 1.4 + 0.6 if yr else 0)
     fig_h = min(5.0, max(2.4, 1.3 + 3.2 * height_units / max(width_units / 3, height_units, 1)))
-    fig = figures.LaneFigure(figsize=(style.FIG_WIDTH, fig_h))
+    fig = render.LaneFigure(figsize=(style.FIG_WIDTH, fig_h))
     # The bottom band holds two lines, the legend and under it the footer, so neither covers the other.
     ax = fig.add_axes((0.09, 0.19, 0.89, 0.67))
     tid = np.arange(bx * by).reshape(by, bx)
@@ -310,9 +312,9 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
                                      colors=style.BLACK, linewidths=2.0, zorder=3))
     n_warps = -(-bx * by // LANES)
     tids_written = show_tid if show_tid is not None else (bx <= GRID_MAX_CELLS_TEXT and bx * by <= GRID_MAX_TEXT_CELLS)
-    labels = figures.LaneTexts(ax, zorder=4)
+    labels = render.LaneTexts(ax, zorder=4)
     if tids_written:
-        tids = figures.LaneTexts(ax, zorder=2)
+        tids = render.LaneTexts(ax, zorder=2)
         for (y, x), t in np.ndenumerate(tid):
             tids.add(x, y, str(t), fontsize=5 if t >= 100 else 5.5, color="#333333")
     every = -(-by // GRID_MAX_ROW_LABELS)
@@ -324,7 +326,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
         for w, (y, x0, x1) in enumerate(warp_label_spans((bx, by))):
             if x1 - x0 >= 3 or bx < 3:
                 labels.add((x0 + x1 - 1) / 2, y, f"w{w}", fontsize=6 if by <= 16 else 5, color=style.BLACK)
-    left_labels = figures.LaneTexts(ax, transform=left)
+    left_labels = render.LaneTexts(ax, transform=left)
     for y in range(0, by, every):
         left_labels.add(-0.005, y, row_label((bx, by), y), ha="right", fontsize=6.5 if by <= 16 else 5.5,
                         color=style.BLACK)
@@ -332,7 +334,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
         cx = bx - 0.5 + 0.6 + col_w / 2 + i * (col_w + 0.4)
         ok = r.defined[:, 0] & (r.values[:, 0] == r.expected[:, 0])
         _result_cells(ax, r.values[:, 0], r.defined[:, 0], ok, [cx] * by, range(by), col_w, 0.9, by <= 16)
-        figures.add_text(ax, cx, -0.7, _result_name(r), va="bottom", fontsize=7)
+        render.add_text(ax, cx, -0.7, _result_name(r), va="bottom", fontsize=7)
     for i, r in enumerate(yr):
         cy = by - 0.5 + 0.6 + 0.7 + i * 1.4
         ok = r.defined[0, :] & (r.values[0, :] == r.expected[0, :])
@@ -354,7 +356,7 @@ def block_grid_figure(block: tuple[int, int], results: Sequence[Any] = (), *, so
                  Patch(facecolor="white", edgecolor=style.UNDEFINED_EDGE, hatch=style.UNDEFINED_HATCH,
                        label="undefined")]
     if keys:
-        figures.stamped_legend(fig, keys, ("block_grid", n_warps <= len(WARP_COLORS) and n_warps, bool(results)),
+        render.stamped_legend(fig, keys, ("block_grid", n_warps <= len(WARP_COLORS) and n_warps, bool(results)),
                                loc="center", bbox_to_anchor=(0.5, 0.105), ncol=len(keys), fontsize=7, frameon=False)
     if source_label:
         fig.text(0.5, 0.005, f"Computed by: {source_label}", fontsize=7, color="#444444", ha="center", va="bottom")

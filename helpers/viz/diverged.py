@@ -19,7 +19,7 @@ from matplotlib.ticker import FuncFormatter
 from helpers import data
 from helpers.recording import record_diverged
 from helpers.viz import style
-from helpers.viz.lanes import LaneFigure
+from helpers.viz.render import LaneFigure
 
 _THEN_SHORT = {"exit": "return", "later": "call from another line"}
 _THEN = {"exit": "return without calling", "later": "call it too, from another line"}

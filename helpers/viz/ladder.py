@@ -222,7 +222,7 @@ def sweep_chart(results: dict[str, Any], yours: Optional[dict[str, Any]] = None)
     note = (f"; left out of the device-time panels (graph replay longer than the call's host-inclusive time): "
             f"{', '.join(dropped)}" if dropped else "")
     _footer(fig, describe(results) + note + (f". Your GPU (GB/s panel): {describe(yours)}" if yours is not None else ""))
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.03 if yours is None else 0.06, 1, 1))   # room for the longer footer
     return fig
 
 
@@ -262,10 +262,10 @@ def lanes_figure(version: str, block: int = 256, max_steps: Optional[int] = None
     Speed (the ladder explorer draws the map of every version and block it is asked for): the
     figure is one Axes measured in inches; the working lanes are rectangles in one collection (a run
     of working lanes repeated in consecutive warps is one rectangle), and the labels are drawn from
-    stamps (:class:`helpers.viz.lanes.LaneTexts`). An Axes per panel, with its ticks, and an image
+    stamps (:class:`helpers.viz.render.LaneTexts`). An Axes per panel, with its ticks, and an image
     per panel, resampled at every drawing, cost more than the rest of the refresh.
     """
-    from helpers.viz.lanes import LaneTexts, add_text, stamped_legend
+    from helpers.viz.render import LaneTexts, add_text, stamped_legend
 
     steps = reduce_maps.tree_steps(version, block)[:max_steps]
     active = reduce_maps.active_lanes(version, block)[: len(steps)]
@@ -420,10 +420,10 @@ def barriers_chart(block: int = 256, versions: Sequence[str] = VERSIONS) -> Figu
 
 def show(fig: Figure) -> None:
     """Display ``fig`` once in a notebook, rendered as the series renders every figure
-    (:func:`helpers.viz.lanes.figure_png`, its default dpi), and let pyplot forget it."""
+    (:func:`helpers.viz.render.figure_png`, its default dpi), and let pyplot forget it."""
     from IPython.display import Image, display
 
-    from helpers.viz.lanes import figure_png
+    from helpers.viz.render import figure_png
 
     display(Image(figure_png(fig)))
     plt.close(fig)

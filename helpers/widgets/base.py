@@ -14,7 +14,7 @@ An explorer is two layers:
 Speed (issue 15: a refresh takes at most 200 ms at the 95th percentile on a two-core machine): the
 last :data:`MEMO_SIZE` settings are kept rendered, so going back to one shows it at once; a view that
 returns the same Figure object again (a cached map) is rendered once; and figures are rendered by
-:func:`helpers.viz.lanes.figure_png`, whose renderer draws text from cached bitmaps.
+:func:`helpers.viz.render.figure_png`, whose renderer draws text from cached bitmaps.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from matplotlib.figure import Figure
 
 from helpers.engine import backend as _backend
-from helpers.viz import lanes as figures
+from helpers.viz import render as viz_render
 from helpers.viz import style
 
 MEMO_SIZE = 32    # settings an explorer keeps rendered: going back to one shows it at once
@@ -134,7 +134,7 @@ def build(controls: Mapping[str, Any], layout: Sequence[Sequence[str]], view: Ca
             if v.figure is not None:
                 png = pngs.get(v.figure)
                 if png is None:
-                    png = pngs[v.figure] = figures.figure_png(v.figure)
+                    png = pngs[v.figure] = viz_render.figure_png(v.figure)
             return _shown(v, png)
         except Exception as exc:  # a widget never shows a traceback, whatever went wrong
             return View.error(f"Could not draw this: {type(exc).__name__}: {exc}"), None

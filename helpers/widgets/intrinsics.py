@@ -18,6 +18,7 @@ import numpy as np
 from helpers.engine import emulator
 from helpers.widgets import base as explorer
 from helpers.widgets import expr
+from helpers.viz import boxes
 from helpers.viz import lanes as figures
 from helpers.engine import params
 from helpers.engine import warp
@@ -241,7 +242,7 @@ def _ballot_table(pred: np.ndarray, mask: int, act: np.ndarray, gone: np.ndarray
     calls = lambda a: [c if called else NOT_CALLING for c, called in zip(a, act)]  # noqa: E731
     state = ["C" if a else "X" if g else "E" for a, g in zip(act, gone)]
     bits = (calls(yes(figures.ballot_bits(ballot.value))) if ballot.defined
-            else [figures.UNDEF_TEXT] * LANES)
+            else [boxes.UNDEF_TEXT] * LANES)
     rows = [("lane", [str(l) for l in LANE]), ("state", state), ("in mask", yes(in_mask)),
             ("predicate", calls(yes(pred))), ("bit", bits)]
     key = f"state: C calls, X has exited, E is alive elsewhere; {NOT_CALLING}: does not call (its bit is 0)"

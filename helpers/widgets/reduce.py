@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from helpers.engine import backend as _backend
 from helpers import bench
 from helpers.widgets import base as explorer
+from helpers.viz import boxes
 from helpers.viz import lanes as figures
 from helpers.engine import params
 from helpers.topics import reduce_maps
@@ -37,7 +38,7 @@ from helpers.topics.warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, Float
 PATTERNS: tuple[str, ...] = ("lane", "ones", "random ints", "random floats")
 BLOCK_X_MAX = 128
 BLOCK_Y_MAX = 32
-UNDEF = figures.UNDEF_TEXT
+UNDEF = boxes.UNDEF_TEXT
 
 
 def engine_label(backend: Optional[str] = None) -> str:
@@ -68,7 +69,7 @@ def pattern_values(pattern: str, op: str = "sum") -> np.ndarray:
 def _cell(v: Any, defined: bool, active: bool = True, digits: int = 6) -> str:
     if not active:
         return "-"
-    return figures.format_value(v, None, digits) if defined else UNDEF
+    return boxes.format_value(v, None, digits) if defined else UNDEF
 
 
 def tree_table(trace: Any, *, warp: int = 0, lanes_per_block: int = 16) -> str:

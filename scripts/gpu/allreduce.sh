@@ -14,6 +14,7 @@
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
+export WARPLAB_RECORD_INTO=${WARPLAB_RECORD_INTO:-data}   # the shipped recordings (scripts/gpu_verify.sh sets $OUT/recordings unless SHIP=1)
 PYTHON=${PYTHON:-python3}
 
 if [ "${1:-}" = "--print-env" ]; then

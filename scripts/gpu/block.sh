@@ -15,6 +15,7 @@
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
+export WARPLAB_RECORD_INTO=${WARPLAB_RECORD_INTO:-data}   # the shipped recordings (scripts/gpu_verify.sh sets $OUT/recordings unless SHIP=1)
 STEPS=${BLOCK_STEPS:-"tests record replay"}
 LOG="$OUT/block"
 mkdir -p "$LOG"

@@ -14,6 +14,7 @@
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
+export WARPLAB_RECORD_INTO=${WARPLAB_RECORD_INTO:-data}   # the shipped recordings (scripts/gpu_verify.sh sets $OUT/recordings unless SHIP=1)
 LOG="$OUT/diverged"
 PARTS="$LOG/parts"
 mkdir -p "$PARTS"

@@ -16,6 +16,7 @@
 set -uo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 WARPLAB_BACKEND=cupy
+export WARPLAB_RECORD_INTO=${WARPLAB_RECORD_INTO:-data}   # the shipped recordings (scripts/gpu_verify.sh sets $OUT/recordings unless SHIP=1)
 STEPS=${MACHINE_STEPS:-"kernels programs sanitizer replay"}
 BUDGET=${MACHINE_BUDGET:-400}
 DRY=${MACHINE_DRY_RUN:+--dry-run $MACHINE_DRY_RUN}   # a folder: test this script without a GPU

@@ -2,18 +2,22 @@
 vote.sync, match.sync, activemask, redux.sync), checked against the
 lane-exact emulator, and the matching rules of independent thread scheduling."""
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from helpers import machine
 from helpers.engine import emulator
+from helpers.recording import record_diverged as D
 from helpers.topics import warp_reduce
 
 # These tests compile CUDA C to PTX for the machine: they skip where NVRTC is absent (a Mac).
 pytestmark = pytest.mark.needs_nvrtc
 
 MODES = ("idx", "up", "down", "xor")
+ROOT = Path(__file__).resolve().parents[2]
 
 SYNC_SRC = r"""
 extern "C" __global__ void active_split(unsigned* out) {
@@ -76,6 +80,50 @@ extern "C" __global__ void early_return(const int* v, int* out, int k) {
     const int lane = threadIdx.x;
     if (lane >= k) return;
     out[lane] = __shfl_down_sync(0xffffffffu, v[lane], 4);
+}
+
+// The sm_70 shuffle rule: __shfl_sync(FULL, v, 0) in both arms of an if, one instruction each
+// (each arm stores first, so the compiler cannot merge them): the calls meet and are defined.
+extern "C" __global__ void shfl_both_arms(const int* v, int* out, int* side) {
+    const int lane = threadIdx.x;
+    int x;
+    if (lane < 16) {
+        side[lane] = 1;
+        x = __shfl_sync(0xffffffffu, v[lane] * 2, 0) + 1;
+    } else {
+        side[lane] = 2;
+        x = __shfl_sync(0xffffffffu, v[lane] * 3, 0) - 1;
+    }
+    out[lane] = x;
+}
+
+// The same with a ballot: one vote.sync per arm.
+extern "C" __global__ void ballot_both_arms(const int* v, unsigned* out, int* side) {
+    const int lane = threadIdx.x;
+    unsigned b;
+    if (lane % 2) {
+        side[lane] = 1;
+        b = __ballot_sync(0xffffffffu, v[lane] > 0);
+    } else {
+        side[lane] = 2;
+        b = __ballot_sync(0xffffffffu, v[lane] > 10) ^ 1u;
+    }
+    out[lane] = b;
+}
+
+// A helper inlined at two call sites, reached by different lanes: two shfl.sync, one source line.
+__device__ __forceinline__ int from_lane_0(int x) { return __shfl_sync(0xffffffffu, x, 0); }
+extern "C" __global__ void helper_two_sites(const int* v, int* out, int* side) {
+    const int lane = threadIdx.x;
+    int x;
+    if (lane < 8) {
+        side[lane] = 1;
+        x = from_lane_0(v[lane]) + 100;
+    } else {
+        side[lane] = 2;
+        x = from_lane_0(v[lane] + 7) - 100;
+    }
+    out[lane] = x;
 }
 
 // Loops with per-lane trip counts, then a full-warp shuffle: the lanes meet again.
@@ -232,6 +280,47 @@ def test_non_matching_warp_sync_is_undefined_shuffle(sync):
     assert rep.undefined[1][:16].all()               # every result of the undefined shuffle
 
 
+def _shfl_count(mod, name, op):
+    return sum(1 for ins in mod.module.functions[name].instrs if ins.opcode == op)
+
+
+def test_sm70_rule_shuffle_in_both_arms_is_defined(sync):
+    # PTX ISA shfl.sync (sm_70+): each thread waits until all non-exited threads of membermask have
+    # executed shfl.sync with the same qualifiers and mask; the same instruction only for sm_6x.
+    assert _shfl_count(sync, "shfl_both_arms", "shfl") == 2
+    v = np.arange(100, 132, dtype=np.int32)
+    out = np.zeros(32, np.int32)
+    side = np.zeros(32, np.int32)
+    rep = sync.get_function("shfl_both_arms")((1,), (32,), (v, out, side))
+    assert rep.clean, rep.summary()
+    assert not rep.undefined[1].any()
+    np.testing.assert_array_equal(out[:16], 2 * v[0] + 1)   # lane 0 sent its first arm's value
+    np.testing.assert_array_equal(out[16:], 2 * v[0] - 1)
+
+
+def test_sm70_rule_ballot_in_both_arms_is_defined(sync):
+    assert _shfl_count(sync, "ballot_both_arms", "vote") == 2
+    v = np.arange(-5, 27, dtype=np.int32)
+    out = np.zeros(32, np.uint32)
+    rep = sync.get_function("ballot_both_arms")((1,), (32,), (v, out, np.zeros(32, np.int32)))
+    assert rep.clean, rep.summary()
+    lane = np.arange(32)
+    bits = np.where(lane % 2 == 1, v > 0, v > 10)          # each lane votes its own arm's predicate
+    want = np.uint32(int((bits.astype(np.int64) << lane).sum()))
+    np.testing.assert_array_equal(out[1::2], want)
+    np.testing.assert_array_equal(out[::2], want ^ np.uint32(1))
+
+
+def test_sm70_rule_helper_inlined_at_two_call_sites_is_defined(sync):
+    assert _shfl_count(sync, "helper_two_sites", "shfl") == 2
+    v = np.arange(100, 132, dtype=np.int32)
+    out = np.zeros(32, np.int32)
+    rep = sync.get_function("helper_two_sites")((1,), (32,), (v, out, np.zeros(32, np.int32)))
+    assert rep.clean, rep.summary()
+    np.testing.assert_array_equal(out[:8], v[0] + 100)
+    np.testing.assert_array_equal(out[8:], v[0] - 100)
+
+
 def test_warp_sync_waiting_on_a_barrier_is_a_deadlock(sync):
     v = np.arange(32, dtype=np.int32)
     out = np.zeros(32, np.int32)
@@ -315,8 +404,6 @@ def test_a_branch_on_an_undefined_value_taints_only_what_it_controls():
 
 
 def _diverged_run(part_name: str, n_warps: int = 2):
-    from helpers.recording import record_diverged as D
-
     p = D.part(part_name)
     mod = machine.kernel_module(D.KERNEL, D.NAME_EXPRESSIONS)
     expr = f"diverged_kernel<{D.OPS[p.op]}, {'true' if p.then == 'later' else 'false'}>"
@@ -327,25 +414,26 @@ def _diverged_run(part_name: str, n_warps: int = 2):
     return p, rep, got
 
 
-@pytest.mark.parametrize("name", [p.name for p in __import__("helpers.recording.record_diverged", fromlist=["PARTS"]).PARTS])
-def test_full_mask_call_with_lanes_elsewhere_is_undefined(name):
-    # Programming Guide, "Warp Shuffle Functions" / "Warp Vote Functions": every non-exited lane named
-    # in mask must execute the same intrinsic with the same mask, or the result is undefined. PTX ISA
-    # PTX ISA shfl.sync / vote.sync (sm_70+): the caller waits until those lanes have executed it or exited, so the
-    # machine completes the call (no deadlock) and marks every result of it undefined. The H200's
-    # values for these calls (data/diverged_reads.json) are one observation, never compared.
+@pytest.mark.parametrize("name", [p.name for p in D.PARTS])
+def test_full_mask_call_with_lanes_elsewhere(name):
+    # PTX ISA shfl.sync / vote.sync (sm_70+): the caller waits until every non-exited lane of the mask has
+    # executed the instruction with the same qualifiers and mask. Lanes that then call from another line
+    # ("later") meet it: the call is defined (the sm_70 shuffle rule), and the machine computes what the
+    # H200 returned (data/diverged_reads.json, checked below). Lanes that exit without calling after an
+    # observable effect ("exit") leave it undefined: every result of it undefined, no deadlock.
     p, rep, got = _diverged_run(name)
     called = np.tile(((np.uint64(p.caller_mask) >> np.arange(32, dtype=np.uint64)) & 1).astype(bool), 2)
-    if p.then == "later":
-        called[:] = True
     assert not rep.of_kind("deadlock")
-    if p.callers == "all lanes":   # the control: a defined call
+    if p.callers == "all lanes" or p.then == "later":   # the controls and the later calls: defined
         assert rep.clean, rep.summary()
         assert not rep.undefined[4].any()
+        warp_0 = json.loads((ROOT / "data" / "diverged_reads.json").read_text())["parts"][name]["warp_0"]
+        assert (D.inputs(1).ravel() == warp_0["values"]).all()
+        np.testing.assert_array_equal(got[:32], warp_0["got"])   # what the H200 returned in its warp 0
         return
     f = rep.of_kind("undefined_shuffle")
     assert f, rep.summary()
-    assert ("different instructions" if p.then == "later" else "did not join it") in f[0].message
+    assert "did not join it" in f[0].message
     assert rep.undefined[4][called].all()          # every result of the call: undefined, never a number
     assert (got[~called] == -1).all() and not rep.undefined[4][~called].any()   # lanes that never called
 
