@@ -17,6 +17,7 @@ import functools
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -125,6 +126,19 @@ def test_a_folder_that_is_not_a_site_is_never_emptied(tmp_path: Path) -> None:
     site.build(out, site.notebook_paths()[:1], execute=False)
     written = site.build(out, site.notebook_paths()[:1], execute=False)   # a site built before: rebuilt
     assert sorted(p.name for p in out.iterdir()) == sorted([site.MARKER, *(p.name for p in written)])
+
+
+def test_the_launcher_builds_a_site(tmp_path: Path) -> None:
+    """``./warplab site`` as the README gives it (here the quick form: one page, nothing run)."""
+    out = tmp_path / "site"
+    done = subprocess.run([sys.executable, str(ROOT / "warplab.py"), "site", "--stored", "--only", "00", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in out.glob("*.html")) == ["00_start_here.html", "index.html"]
+    assert "open " in done.stdout and "index.html" in done.stdout
+    bad = subprocess.run([sys.executable, str(ROOT / "warplab.py"), "site", "--only", "0x", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--only takes notebook numbers among 00" in bad.stderr
 
 
 # ---------------------------------------------------------------- the built site in Chromium
@@ -260,6 +274,21 @@ def test_an_animation_plays(browser: Any, served: str) -> None:
         visit.page.locator("button[onclick*='play_animation']").first.click()
         visit.page.wait_for_function("([el, old]) => el.getAttribute('src') !== old",
                                      arg=[img.element_handle(), before], timeout=10_000)
+        assert visit.errors == [] and visit.outside == []
+    finally:
+        visit.page.context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["index.html", "02_shfl_down_offset_width.html"])
+def test_pages_opened_as_files_work_too(browser: Any, built: Path, name: str) -> None:
+    """The README's other way to open the site: the file itself, no server."""
+    visit = _open(browser, built.resolve().as_uri() + "/", name)
+    try:
+        assert visit.errors == [] and visit.outside == []
+        href = visit.page.locator("nav.warplab-nav a[rel=next]").first.get_attribute("href")
+        visit.page.locator("nav.warplab-nav a[rel=next]").first.click()
+        visit.page.wait_for_url(f"**/{href}")
         assert visit.errors == [] and visit.outside == []
     finally:
         visit.page.context.close()
