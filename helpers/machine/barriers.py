@@ -60,6 +60,8 @@ class Barriers:
         if alive != G.n or (self.status[G.idx] != RUN).any():
             return False
         self.bepoch[ctas_first:ctas_last + 1] += 1
+        if self.kt:
+            self.barrier_sync(np.arange(ctas_first, ctas_last + 1))
         self.pc[G.idx] = p + 1
         return True
 
@@ -138,6 +140,7 @@ class Barriers:
         rel_ctas = ctas[release.any(axis=1)]
         tids = (ctas[:, None] * self.TPC + np.arange(self.TPC))[release]
         self.bepoch[rel_ctas] += 1
+        self.barrier_sync(rel_ctas)
         pcs = self.pc[tids]
         apart = self._divergent_barriers(tids, pcs)
         # bar.red: the reduction over the threads the barrier released

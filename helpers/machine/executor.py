@@ -106,6 +106,7 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
         # volatile counts as strong for the wording of a cross-block read (see report_race), not for ordering
         self.vol = np.array([bool(strength(ins)) or "volatile" in ins.mods for ins in fn.instrs] or [False])
         self.sem = [sync_semantics(ins) for ins in fn.instrs]
+        self.atomic_pc = np.array([ins.opcode in ("atom", "red") for ins in fn.instrs] or [False])
 
     def reshape(self, grid, block, shared_mem: int) -> None:
         """Geometry and per-thread state for launches of ``grid`` x ``block`` with ``shared_mem``
@@ -187,15 +188,8 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
             self.ws_mdef.fill(True)
             self.bar_pred_def.fill(True)
         self.last_effect.fill(-1)
-        self.bepoch = np.zeros(self.ncta, np.int32)
-        self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
-        self.rel = np.zeros(self.ncta, np.int32)
-        self.acq: Optional[np.ndarray] = None         # (ncta, ncta) acquired release stamps
-        self.t_fence: dict[int, int] = {}
-        self.pending: dict[int, np.ndarray] = {}
-        self.syncvars: dict[tuple, np.ndarray] = {}
+        self.start_ordering()
         self.last_atom: dict[int, tuple] = {}   # global word -> (thread, pc, scope) of its last atomic
-        self.value_w: dict[int, np.ndarray] = {}  # global word -> the record of an atom.exch that wrote it
         n_ins = len(self.fn.instrs)
         self.ci = {k: np.zeros(n_ins, np.int64) for k in ("issued", "active_lanes", "predicated_on", "shared_requests",
                                                          "shared_wavefronts", "global_requests", "global_sectors",

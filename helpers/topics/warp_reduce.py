@@ -228,6 +228,10 @@ def warp_reduce_trace(values: Any, op: str = "sum", width: int = 32, tree: str =
     c = _config(values, op, width, tree, n_valid, partial, backend)
     meta = {"kernel": f"{c.kernel.file}.cu", "op": c.op, "width": c.width, "tree": c.tree, "n_valid": c.n_valid,
             "partial": c.partial, "offsets": list(c.offsets), "result_lanes": list(c.result_lanes)}
+    if c.partial == "ballot":
+        # The lanes >= n_valid skip the shuffles and are alive elsewhere at each of them in the
+        # machine's run (helpers.machine.steps: elsewhere 0xFFF00000, exited 0 for n_valid = 20).
+        meta["not_calling"] = "elsewhere"
     return traced_launch(c.kernel, c.values, c.labels, c.title, meta, backend)
 
 

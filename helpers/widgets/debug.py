@@ -153,7 +153,7 @@ def _source_html(lines: list[str], line: int, other: int = -1, first: int = 1) -
         rows.append(f'<div{cls} style="background:{bg};white-space:pre"><span style="color:#888">{mark}{i:>4} </span>'
                     f'{html.escape(text)}</div>')
     return (f'<div class="warplab-source" style="font-family:monospace;font-size:12px;line-height:1.35;'
-            f'max-height:420px;overflow:auto;border:1px solid #ddd;padding:4px">{"".join(rows)}</div>')
+            f'max-height:320px;overflow:auto;border:1px solid #ddd;padding:4px">{"".join(rows)}</div>')
 
 
 def _finding_text(sess: Session, i: int) -> str:
@@ -342,8 +342,8 @@ def widget(sess: Session, start: Optional[tuple[int, int, int]] = None) -> Any:
     note = f'<div style="font-size:11px">{html.escape(st.note)}</div>' if st.note else ""
     refresh()
     box = w.VBox([w.HTML(launch + note), w.HBox([block_pick, warp_pick]), w.HBox([slider, back, fwd, to_bar, to_find]),
-                  status, state, message, w.HBox([source, w.VBox([lanes, details])]),
-                  w.HTML(finding_head), w.VBox(finding_buttons)])
+                  status, state, message, source, lanes, details,
+                  w.HTML(finding_head), w.Box(finding_buttons, layout=w.Layout(flex_flow="row wrap"))])
     box.session, box.refresh, box.go = sess, refresh, go
     box.controls = {"block": block_pick, "warp": warp_pick, "step": slider}
     box.buttons = {"back": back, "forward": fwd, "next_barrier": to_bar, "next_finding": to_find}
