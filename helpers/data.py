@@ -87,9 +87,12 @@ def catalog() -> list[dict[str, str]]:
     """One row per recording in ``data/``: file, GPU, driver, CuPy, date (for notebook 00's table)."""
     rows = []
     for p in sorted(DATA_DIR.glob("*.json")):
-        s = json.loads(p.read_text()).get("stamp", {})
+        body = json.loads(p.read_text())
+        s = body.get("stamp", {})
+        # The litmus recording keeps its time beside the stamp ("recorded": "YYYY-MM-DD HH:MM:SS UTC").
+        date = s.get("date") or str(body.get("recorded", "?"))[:10]
         rows.append({"file": f"data/{p.name}", "gpu": s.get("gpu", "?"), "driver": s.get("driver", "?"),
-                     "cupy": s.get("cupy_version", "?"), "date": s.get("date", "?")})
+                     "cupy": s.get("cupy_version", "?"), "date": date})
     return rows
 
 

@@ -29,7 +29,7 @@ def record(launches: int, blocks: int, budget_s: float = 90.0) -> dict:
     repeating a configuration once ``budget_s`` seconds are spent in all (then fewer launches ran)."""
     import cupy as cp
 
-    stamp = backend.stamp()
+    stamp = {**backend.stamp(), "date": time.strftime("%Y-%m-%d", time.gmtime())}
     opts = ("-std=c++17", *kernels.include_options())
     mod = cp.RawModule(code=L.SOURCE.read_text(), options=opts, name_expressions=L.name_expressions())
     t0 = time.perf_counter()
