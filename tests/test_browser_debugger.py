@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 import chromium
-from test_browser import ROOT, Notebook, _free_port, _lab_settings
+import jupyter_lab
+from test_browser import Notebook
 
 pytestmark = pytest.mark.browser
 
@@ -51,44 +48,15 @@ def _notebook() -> dict[str, Any]:
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """JupyterLab on the test notebook, open in a Chromium page."""
     chromium.executable()
-    port, token = _free_port(), "warplab-test"
     config_dir, root = tmp_path_factory.mktemp("jcfg"), tmp_path_factory.mktemp("lab")
-    _lab_settings(config_dir)
     (root / PATH).write_text(json.dumps(_notebook()))
-    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "WARPLAB_BACKEND": "emulator", "JUPYTER_CONFIG_DIR": str(config_dir), "PYTHONPATH": pythonpath}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"JupyterLab exited: {proc.stderr.read().decode()[-2000:]}")
-                if time.time() > deadline:
-                    raise RuntimeError("JupyterLab did not come up within 60 s")
-                time.sleep(0.5)
-        with chromium.sync_playwright() as p:
-            browser = chromium.launch(p)
-            pg = browser.new_page(viewport={"width": 1500, "height": 1100})
-            pg.goto(f"{base}/lab/tree/{PATH}?token={token}")
-            pg.wait_for_selector(".jp-Notebook", timeout=60_000)
-            yield pg
-            browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with jupyter_lab.serve(root, config_dir) as (base, token), chromium.sync_playwright() as p:
+        browser = chromium.launch(p)
+        pg = browser.new_page(viewport={"width": 1500, "height": 1100})
+        pg.goto(f"{base}/lab/tree/{PATH}?token={token}")
+        pg.wait_for_selector(".jp-Notebook", timeout=60_000)
+        yield pg
+        browser.close()
 
 
 def _state(page: Any) -> dict[str, str]:
