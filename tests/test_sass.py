@@ -5,7 +5,7 @@ are found, the kernels themselves, with the H200 host's ptxas release:
 * every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the
   "four loads in flight per thread" of notebook 06 holds in the code the GPU runs, not only in the source;
   v8, onepass and v9 keep 2 and 4 a round in flight, and 3 to 6 of 8 (notebook 06, section 4); v9's warp
-  collector keeps its 8 slot loads in flight (section 6); v6 and v7 keep eight 4-byte loads in flight
+  collector keeps its 8 slot loads in flight (notebook 07, section 2); v6 and v7 keep eight 4-byte loads in flight
   (section 4); v3 and v4 issue both of their loads before the add (notebook 05, section 5);
 * ptxas here makes, from the recorded PTX, the SASS the H200 host made (data/machine_sass.json.gz);
 * the warp that draws v9's ticket waits for the atomic's reply before its loads, and the probe's other draw
