@@ -83,13 +83,23 @@ def label(stamp: dict[str, Any]) -> str:
             f"CuPy {stamp.get('cupy_version', '?')}), {stamp.get('date', '?')}")
 
 
+def recorded_date(body: dict[str, Any]) -> str:
+    """The day a recording was made: its stamp's ``date``, else the day of its ``recorded`` time.
+
+    The first litmus recording (``data/litmus.json``, 2026-12-07) keeps its time beside the stamp as
+    ``"recorded": "YYYY-MM-DD HH:MM:SS UTC"``; ``record_litmus`` now stamps ``date`` like every recording.
+    Returns "" when the recording says neither."""
+    return body.get("stamp", {}).get("date") or str(body.get("recorded", ""))[:10]
+
+
 def catalog() -> list[dict[str, str]]:
     """One row per recording in ``data/``: file, GPU, driver, CuPy, date (for notebook 00's table)."""
     rows = []
     for p in sorted(DATA_DIR.glob("*.json")):
-        s = json.loads(p.read_text()).get("stamp", {})
+        body = json.loads(p.read_text())
+        s = body.get("stamp", {})
         rows.append({"file": f"data/{p.name}", "gpu": s.get("gpu", "?"), "driver": s.get("driver", "?"),
-                     "cupy": s.get("cupy_version", "?"), "date": s.get("date", "?")})
+                     "cupy": s.get("cupy_version", "?"), "date": recorded_date(body) or "?"})
     return rows
 
 

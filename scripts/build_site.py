@@ -219,6 +219,10 @@ def widget_html(models: dict, model_id: str) -> str:
     if "_options_labels" in state:
         labels, index = state["_options_labels"], state.get("index")
         value = labels[index] if isinstance(index, int) and 0 <= index < len(labels) else ""
+    elif isinstance(state.get("value"), bool):   # a checkbox or toggle: shown as a checkbox, as ticked
+        checked = " checked" if state["value"] else ""
+        return (f'<span class="warplab-control"><input type="checkbox" disabled{checked}> '
+                f'<span class="warplab-control-label">{label}</span></span>')
     elif "value" in state:
         value = state["value"]
     else:

@@ -11,11 +11,8 @@ through Playwright; without it the test skips on a learner's machine and fails i
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -25,6 +22,7 @@ from typing import Any, Iterator
 import pytest
 
 import chromium
+import jupyter_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = {
@@ -38,24 +36,6 @@ EXPLORER_CELLS = {"03": "warp_tree_explorer(", "04": "block_explorer(", "05": "l
 WORKSPACE = "warplab-browser-test"
 RUN_TIMEOUT_MS = 150_000     # Run All of one notebook, while the three others run too, on 2 CPU cores
 pytestmark = pytest.mark.browser
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _lab_settings(config_dir: Path) -> None:
-    """No news pop-up or update check (nothing may cover what the test clicks), no autosave, and every
-    cell in the page (no windowing: the waits read every cell's prompt and output)."""
-    settings = config_dir / "lab" / "user-settings" / "@jupyterlab"
-    for plugin, values in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-                           "docmanager-extension/plugin": {"autosave": False},
-                           "notebook-extension/tracker": {"windowingMode": "none"}}.items():
-        path = settings / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
 
 
 def _workspace() -> dict[str, Any]:
@@ -72,43 +52,15 @@ def _workspace() -> dict[str, Any]:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A JupyterLab server on copies of the notebooks, with the test workspace: its workspace URL."""
     chromium.executable()  # before JupyterLab starts: without Chromium, skip (or fail in CI) at once
-    port, token = _free_port(), "warplab-test"
     config_dir, root = tmp_path_factory.mktemp("jcfg"), tmp_path_factory.mktemp("lab")
-    _lab_settings(config_dir)
     (root / "notebooks").mkdir()
     for path in NOTEBOOKS.values():
         shutil.copy(ROOT / path, root / path)
-    # the kernels import helpers from this checkout, whatever is installed
-    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "WARPLAB_BACKEND": "emulator", "JUPYTER_CONFIG_DIR": str(config_dir), "PYTHONPATH": pythonpath}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited: {proc.stderr.read().decode()[-2000:]}")
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("JupyterLab did not come up within 60 s")
-    put = urllib.request.Request(f"{base}/lab/api/workspaces/{WORKSPACE}?token={token}", method="PUT",
-                                 data=json.dumps(_workspace()).encode(), headers={"Content-Type": "application/json"})
-    urllib.request.urlopen(put, timeout=10)
-    yield f"{base}/lab/workspaces/{WORKSPACE}?token={token}"
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with jupyter_lab.serve(root, config_dir) as (base, token):
+        put = urllib.request.Request(f"{base}/lab/api/workspaces/{WORKSPACE}?token={token}", method="PUT",
+                                     data=json.dumps(_workspace()).encode(), headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(put, timeout=10)
+        yield f"{base}/lab/workspaces/{WORKSPACE}?token={token}"
 
 
 class Notebook:

@@ -64,8 +64,10 @@ def test_load_ipython_extension_registers_the_cell_magic() -> None:
         def register_magic_function(self, fn, magic_kind, magic_name):  # noqa: ANN001
             calls.append((fn, magic_kind, magic_name))
 
+    from helpers.widgets import simt
+
     exercises.load_ipython_extension(Shell())
-    assert calls == [(magic.exercise, "cell", "exercise")]
+    assert calls == [(magic.exercise, "cell", "exercise"), (simt.simt, "cell", "simt")]   # and the debugger's
 
 
 @needs_nvrtc

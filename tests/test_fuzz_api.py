@@ -317,7 +317,7 @@ def test_grids_refuse_or_answer(version, n, block, resident, unroll) -> None:
         assert grids[-1] == 1 or version == "onepass"
         assert all(isinstance(g, int) and g >= 1 for g in grids)
         g = R.grid_size(version, n, block, resident, unroll)
-        if not R._SPECS[version].grid_stride:
+        if not R.SPECS[version].grid_stride:
             assert g * R.tile_size(version, block, unroll) >= n
     for fn, args in ((R.check_block, (block,)), (R.check_n, (n,)), (R.check_unroll, (unroll,)), (R.seed_grid, (n,)),
                      (R.tile_size, (version, block, unroll)), (R.kernel_name, (version, block)),

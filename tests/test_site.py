@@ -5,15 +5,19 @@ The browser tests build the whole site into a temporary folder (every notebook r
 machine, a few minutes on a 2-core machine) unless ``WARPLAB_SITE`` names a site already built
 (``./warplab site --out DIR``), then serve it on 127.0.0.1 and open every page: it loads with no
 console error and makes no request outside the site (every other request is refused and
-recorded), its previous/next links follow the notebooks' order, the index links every page, an
-animation's frame changes when it plays, an explorer is shown with its picture and the note, and
-every exercise links to the index's "Run it locally" section.
+recorded), its previous/next links follow the notebooks' order, the index links every page and
+has the "Run it locally" section; each page has an animation player showing a frame for each cell
+that draws one, an explorer's picture for each explorer cell, and a link to "Run it locally" under
+each exercise; an animation's frame changes when it plays; an explorer is shown with its picture,
+its control values and the note.
 """
 from __future__ import annotations
 
 import functools
 import importlib.util
 import os
+import re
+import subprocess
 import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -90,16 +94,18 @@ def test_a_widget_view_is_drawn_from_its_state() -> None:
         "L": {"model_name": "LayoutModel", "state": {"display": None}},
         "H": {"model_name": "LayoutModel", "state": {"display": "none"}},
         "box": _model("VBoxModel", children=["IPY_MODEL_title", "IPY_MODEL_row", "IPY_MODEL_img", "IPY_MODEL_gone"]),
-        "row": _model("HBoxModel", children=["IPY_MODEL_s", "IPY_MODEL_t"]),
+        "row": _model("HBoxModel", children=["IPY_MODEL_s", "IPY_MODEL_t", "IPY_MODEL_c"]),
         "title": _model("HTMLModel", value="<b>Shuffle explorer</b>"),
         "s": _model("IntSliderModel", description="offset", value=3),
         "t": _model("ToggleButtonsModel", description="mode", _options_labels=["down", "up"], index=1),
+        "c": _model("CheckboxModel", description="time it", value=False),
         "img": {**_model("ImageModel", format="png"), "buffers": [{"path": ["value"], "data": "iVBO", "encoding": "base64"}]},
         "gone": _model("HTMLModel", layout="H", value="hidden"),
     }
     out = site.widget_html(models, "box")
     assert "<b>Shuffle explorer</b>" in out and "data:image/png;base64,iVBO" in out
     assert "offset</span> <b>3</b>" in out and "mode</span> <b>up</b>" in out
+    assert '<input type="checkbox" disabled> <span class="warplab-control-label">time it' in out
     assert "hidden" not in out
     assert "not recorded" in site.widget_html(models, "nope")
 
@@ -120,6 +126,19 @@ def test_a_folder_that_is_not_a_site_is_never_emptied(tmp_path: Path) -> None:
     site.build(out, site.notebook_paths()[:1], execute=False)
     written = site.build(out, site.notebook_paths()[:1], execute=False)   # a site built before: rebuilt
     assert sorted(p.name for p in out.iterdir()) == sorted([site.MARKER, *(p.name for p in written)])
+
+
+def test_the_launcher_builds_a_site(tmp_path: Path) -> None:
+    """``./warplab site`` as the README gives it (here the quick form: one page, nothing run)."""
+    out = tmp_path / "site"
+    done = subprocess.run([sys.executable, str(ROOT / "warplab.py"), "site", "--stored", "--only", "00", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in out.glob("*.html")) == ["00_start_here.html", "index.html"]
+    assert "open " in done.stdout and "index.html" in done.stdout
+    bad = subprocess.run([sys.executable, str(ROOT / "warplab.py"), "site", "--only", "0x", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--only takes notebook numbers among 00" in bad.stderr
 
 
 # ---------------------------------------------------------------- the built site in Chromium
@@ -221,11 +240,26 @@ def test_every_page_loads_cleanly_and_stays_in_the_site(browser: Any, served: st
             assert visit.page.locator("#run-it-locally").count() == 1
             assert "./warplab lab" in visit.page.inner_text("body")
         else:
-            exercises = visit.page.locator(".warplab-run-locally a[href='index.html#run-it-locally']").count()
-            source = nbformat.read(ROOT / "notebooks" / name.replace(".html", ".ipynb"), as_version=4)
-            assert exercises == sum(c.cell_type == "code" and c.source.startswith("%%exercise") for c in source.cells)
+            _check_filled(visit.page, nbformat.read(ROOT / "notebooks" / name.replace(".html", ".ipynb"), as_version=4))
     finally:
         visit.page.context.close()
+
+
+def _check_filled(page: Any, nb: Any) -> None:
+    """The page has what its notebook's cells make: an animation player (showing its first frame)
+    for each cell that draws one, an explorer's picture for each explorer cell, a "run it locally"
+    link under each exercise."""
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    animations = page.locator("img[id^='_anim_img']")
+    assert animations.count() == sum("animation_html(" in c for c in code)
+    for i in range(animations.count()):
+        page.wait_for_function("el => el.complete && el.naturalWidth > 0", arg=animations.nth(i).element_handle(),
+                               timeout=10_000)
+    explorers = sum(site.IGNORE_MARK in c and re.search(r"\w_explorer\(", c) is not None for c in code)
+    assert page.locator(".warplab-static-widget img").count() >= explorers
+    assert page.locator(".warplab-widget-missing").count() == 0
+    exercises = page.locator(".warplab-run-locally a[href='index.html#run-it-locally']").count()
+    assert exercises == sum(c.startswith("%%exercise") for c in code)
 
 
 @pytest.mark.browser
@@ -240,6 +274,21 @@ def test_an_animation_plays(browser: Any, served: str) -> None:
         visit.page.locator("button[onclick*='play_animation']").first.click()
         visit.page.wait_for_function("([el, old]) => el.getAttribute('src') !== old",
                                      arg=[img.element_handle(), before], timeout=10_000)
+        assert visit.errors == [] and visit.outside == []
+    finally:
+        visit.page.context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["index.html", "02_shfl_down_offset_width.html"])
+def test_pages_opened_as_files_work_too(browser: Any, built: Path, name: str) -> None:
+    """The README's other way to open the site: the file itself, no server."""
+    visit = _open(browser, built.resolve().as_uri() + "/", name)
+    try:
+        assert visit.errors == [] and visit.outside == []
+        href = visit.page.locator("nav.warplab-nav a[rel=next]").first.get_attribute("href")
+        visit.page.locator("nav.warplab-nav a[rel=next]").first.click()
+        visit.page.wait_for_url(f"**/{href}")
         assert visit.errors == [] and visit.outside == []
     finally:
         visit.page.context.close()

@@ -227,7 +227,9 @@ def test_results_and_traces_come_from_the_machine(monkeypatch: pytest.MonkeyPatc
         seen.append((name, expr))
         return real(name, expr, *a, **k)
 
-    monkeypatch.setattr(wr, "launch", spy)
+    from helpers.topics import warp_kernels
+
+    monkeypatch.setattr(warp_kernels, "launch", spy)
     v = _values("int32", (2, 32))
     assert wr.warp_reduce_trace(v, "max", 8, "xor", backend=EMU).source == "SIMT machine"
     wr.warp_reduce(v, "sum", n_valid=20, partial="ballot", backend=EMU)
@@ -243,7 +245,7 @@ def test_results_and_traces_come_from_the_machine(monkeypatch: pytest.MonkeyPatc
         *(("warp_reduce_ops", f"warp_reduce_{m}_kernel<int, warplab::ops::Min<int>>") for m in wr.LIBRARY_METHODS),
         ("warp_reduce_sum", "warp_reduce_sum_kernel<int>"),
     ]
-    assert {e for _, e in seen} <= {e for exprs in (*wr.WARP_REDUCE_KERNELS.values(), wr.SEED_KERNELS) for e in exprs}
+    assert {e for _, e in seen} <= {e for exprs in (*warp_kernels.WARP_REDUCE_KERNELS.values(), warp_kernels.SEED_KERNELS) for e in exprs}
 
 
 def test_64_bit_traces_join_the_two_32_bit_shuffles() -> None:

@@ -1,7 +1,7 @@
 """What the learner is told: one :class:`~helpers.exercises.run.Result` per way an answer can end."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -121,9 +121,12 @@ def _engine_words(engine: str) -> str:
 
 def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatches: Sequence[Optional[Mismatch]],
            warnings: Sequence[str], *, seed: int, engine: str, gpu_lines: Sequence[str], timings: Sequence[str],
-           kernel: Any, module: Any, seconds_so_far: float, skipped: int = 0) -> Result:
+           kernel: Any, module: Any, seconds_so_far: float, skipped: int = 0,
+           debug: Optional[Callable[[Case, Optional[int]], Any]] = None) -> Result:
     """The verdict once every launch has run: hazards first, then results, then what only the machine
-    counts; notes for what is worth knowing but not wrong."""
+    counts; notes for what is worth knowing but not wrong. ``debug(case, warp)`` makes the
+    :class:`helpers.exercises.run.DebugLaunch` of a failing launch (the first with a hazard, else the
+    first wrong one)."""
     import time
 
     t0 = time.perf_counter()
@@ -215,9 +218,16 @@ def judged(ex: Exercise, cases: Sequence[Case], reports: Sequence[Any], mismatch
         lines.append("Notes:")
         lines += [f"  - {n}" for n in notes]
     text = "\n".join(lines) + _tail(ex, seed)
+    launch = None
+    if debug is not None and status != "passed":
+        hazardous = [i for i, rep in enumerate(reports) if any(is_hazard(f) for f in rep.issues)]
+        at = hazardous[0] if hazardous else bad[0] if bad else None
+        if at is not None:
+            m = mismatches[at]
+            launch = debug(cases[at], m.warp if m is not None else None)
     return Result(ex.name, status == "passed", status, text, tried=tried, mismatch=first, problems=tuple(problems),
                   notes=tuple(notes), engine=_engine_words(engine),
-                  seconds=seconds_so_far + time.perf_counter() - t0, seed=seed, timings=tuple(timings))
+                  seconds=seconds_so_far + time.perf_counter() - t0, seed=seed, timings=tuple(timings), debug=launch)
 
 
 PER_KIND = 3   # findings of one kind listed in full; the rest are counted

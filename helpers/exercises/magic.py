@@ -51,11 +51,14 @@ def _code_html(code: str) -> str:
     return f'<pre style="font-size:90%;background:#F7F7F7;padding:6px">{html.escape(code)}</pre>'
 
 
-def buttons(ex: Exercise) -> Any:
-    """A box with "Hint k of n" (one more hint per click), "Show the solution", and what they revealed."""
+def buttons(ex: Exercise, launch: Optional[Any] = None) -> Any:
+    """A box with "Hint k of n" (one more hint per click), "Show the solution", and what they revealed;
+    with ``launch`` (a failed check's :class:`helpers.exercises.run.DebugLaunch`) also "Open in the
+    debugger", which opens the lane debugger on that launch below (built on the click, not before)."""
     import ipywidgets as w
 
     shown = w.HTML(value="")
+    place = w.VBox([])
     state = {"hints": 0}
     n = len(ex.hints)
     hint = w.Button(description=f"Hint 1 of {n}", tooltip="one hint at a time")
@@ -79,7 +82,23 @@ def buttons(ex: Exercise) -> Any:
 
     hint.on_click(on_hint)
     solution.on_click(on_solution)
-    return w.VBox([w.HBox([hint, solution]), shown])
+    row = [hint, solution]
+    if launch is not None:
+        opener = w.Button(description="Open in the debugger", tooltip=f"step through {launch.label} lane by lane")
+
+        def on_open(_: Any) -> None:
+            opener.disabled = True
+            try:
+                place.children = (launch.open(),)
+            except Exception as exc:  # the learner sees a message, never a traceback
+                place.children = (w.HTML(f"<b>The debugger could not open this launch: "
+                                         f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</b>"),)
+
+        opener.on_click(on_open)
+        row.append(opener)
+    box = w.VBox([w.HBox(row), shown, place])
+    box.place = place
+    return box
 
 
 def outputs(name: str, source: str, *, seed: Optional[int] = None, engine: Optional[str] = None) -> list[Any]:
@@ -93,8 +112,10 @@ def outputs(name: str, source: str, *, seed: Optional[int] = None, engine: Optio
     from helpers.exercises.run import EngineUnavailable
 
     ex = get(name)
+    launch = None
     try:
         result = check(name, source, seed=seed, engine=engine, first_line=FIRST_LINE)
+        launch = result.debug
         shown = _Html(result.html(), result.feedback)
     except EngineUnavailable as exc:   # `--engine gpu` on a computer without one: say so, no "report it"
         text = f"Exercise {name}: not checked: {exc}. Drop --engine gpu to check it on the SIMT machine."
@@ -104,7 +125,7 @@ def outputs(name: str, source: str, *, seed: Optional[int] = None, engine: Optio
                 f"code's fault; please report it. helpers.exercises.check({name!r}, source) reproduces it.")
         shown = _Html(f'<div class="warplab-exercise"><b>{html.escape(text)}</b></div>', text)
     try:
-        return [shown, _Buttons(buttons(ex))]
+        return [shown, _Buttons(buttons(ex, launch))]
     except ImportError:  # no ipywidgets: hints and solution as text
         return [shown]
 

@@ -48,6 +48,52 @@ STATUSES = ("passed", "not_started", "compile_error", "hazard", "undefined_resul
 
 
 @dataclass
+class DebugLaunch:
+    """One launch of a check, ready for the lane debugger (:func:`helpers.widgets.debug.debug`): the
+    whole ``program`` (the learner's code, then the harness), the harness ``kernel``, the launch's
+    ``grid``, ``block``, ``args`` (as built, before the launch) and ``shared_mem``, the learner's
+    ``source`` and the cell line it starts on (``first_line``), ``label`` (the launch in words) and
+    ``warp`` (the block-major warp of the first wrong result, when the judge knows it)."""
+
+    program: str
+    kernel: str
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    args: tuple
+    shared_mem: int
+    source: str
+    first_line: int
+    label: str
+    warp: Optional[int] = None
+    ptx: Optional[str] = None
+
+    def open(self) -> Any:
+        """The lane debugger on this launch, showing the learner's cell, opened at the first finding's
+        step (at the access in the cell, where one of a pair is there), else at the last global store
+        of the wrong result's warp (else of warp 0)."""
+        from helpers.widgets import debug
+
+        show = (CELL, self.source, self.first_line)
+        opts = OPTIONS + tuple(kernels.include_options()) + (f"--filename={CELL}",)
+        sess = debug.prepare(self.program, self.kernel, self.grid, self.block, self.args, self.shared_mem,
+                             options=opts, show=show, ptx=self.ptx)
+        if isinstance(sess, str):
+            return debug.error_box(sess)
+        st = sess.steps
+        places = [p for f in st.findings for p in (f.at, f.other) if p is not None]
+        start = next((p for p in places if st.warp(*p[:2])[p[2]].line > 0), places[0] if places else None)
+        if start is None:
+            wpb = sess.steps.warps_per_block
+            b, w = divmod(self.warp, wpb) if self.warp is not None else sess.steps.warps()[0]
+            if (b, w) not in sess.steps.warps():
+                b, w = sess.steps.warps()[0]
+            ws = sess.steps.warp(b, w)
+            stores = [i for i in range(len(ws)) if ws[i].kind == "global store"]
+            start = (b, w, stores[-1] if stores else 0)
+        return debug.widget(sess, start=start)
+
+
+@dataclass
 class Result:
     """The verdict on one answer.
 
@@ -62,6 +108,8 @@ class Result:
     seconds:  wall time of the check.
     seed:     the seed of the randomised launches (pass it back to reproduce them).
     timings:  on a GPU, median times of the learner's kernel, the reference and CuPy, in words.
+    debug:    the launch to open in the lane debugger (:class:`DebugLaunch`: the first with a hazard,
+              else the first wrong one), or None when the answer passed or never ran.
     """
 
     name: str
@@ -76,6 +124,7 @@ class Result:
     seconds: float = 0.0
     seed: Optional[int] = None
     timings: tuple[str, ...] = ()
+    debug: Optional[DebugLaunch] = None
 
     def html(self) -> str:
         """The feedback as HTML, with the lane figure of the first wrong result."""
@@ -355,7 +404,10 @@ def check(ex: Exercise, source: str, *, seed: Optional[int] = None, engine: Opti
         mismatches = [m or g for m, g in zip(mismatches, gpu_mismatches)]
     return feedback.judged(ex, cases, reports, mismatches, warnings, seed=seed, engine=engine,
                            gpu_lines=gpu_lines, timings=timings, kernel=kernel, module=module, skipped=skipped,
-                           seconds_so_far=time.perf_counter() - t0)
+                           seconds_so_far=time.perf_counter() - t0,
+                           debug=lambda case, warp: DebugLaunch(code, ex.kernel, case.grid, case.block, case.initial,
+                                                                case.shared_mem, source, first_line, case.label, warp,
+                                                                compiled.ptx))
 
 
 # After the first launch that goes wrong, only the remaining edge cases run (they say which shapes

@@ -206,8 +206,12 @@ class Access:
                     if last is not None:
                         dup = np.flatnonzero(last != np.arange(words.size))
                         self.put_record(sp.R2, words[dup], wt[dup], ins.index, None if bm is None else bm[dup])
-            if sp is self.gspace and self.strong[ins.index] >= 2:
-                self.strong_sync(G.idx[pos], flat, ins, write=False)
+            if self.strong[ins.index] and sp.W is not None:
+                stale = self.strong_sync(sp, G.idx[pos], flat, ins, write=False)
+                if stale is not None:
+                    j = int(np.flatnonzero(stale)[0])
+                    self.report_stale(sp, ins, int(G.idx[pos][j]), int(flat[j]) // 4, count=int(stale.sum()))
+                    d = d & (~stale if vec == 1 else ~stale[:, None])
             self.count_mem(sp, G, ins, pos, flat, a, nbytes)
             if aok is not None:
                 d = d & (aok if vec == 1 else aok[:, None])
@@ -261,9 +265,9 @@ class Access:
         G.put(self.last_effect, self.steps)
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
-        if self.sem[ins.index][0] and self.sem[ins.index][2] >= 2:   # st.release: as if a fence came before it
+        if self.sem[ins.index][0]:   # st.release: as if a release fence came just before it (PTX ISA 8.8)
             for t in G.idx.tolist():
-                self.release_by(t, t // self.TPC)
+                self.release_by(t, self.sem[ins.index][2])
         if type(addr) is Affine:
             if nbytes == 4 and (run := self.affine_run(G, ins, space, addr)) is not None:
                 self.store_run(G, ins, run, vals[:, 0].view(np.uint32), defs[:, 0].copy())
@@ -273,8 +277,8 @@ class Access:
             self.store_run(G, ins, run, vals[:, 0].view(np.uint32), defs[:, 0].copy())
             return
         for sp, pos, flat, a, aok in self.resolve(G, ins, space, addr, adef, nbytes, "write"):
-            if sp is self.gspace and self.strong[ins.index] >= 2:
-                self.strong_sync(G.idx[pos], flat, ins, write=True)
+            if self.strong[ins.index] and sp.W is not None:
+                self.strong_sync(sp, G.idx[pos], flat, ins, write=True)
             k = flat // es
             idx = k[:, None] + np.arange(vec) if vec > 1 else k
             view = sp.data.view(ut)
@@ -365,7 +369,7 @@ class Access:
         bytes a thread slot and, from block to block, 4 bytes a slot of the block before), all of
         them aligned and inside one allocation, with no trace kept and no strong access; else None.
         Nothing per thread is computed: the first and last addresses bound the run."""
-        if space != "global" or self.trace_on or self.strong[ins.index] >= 2 or not G.full:
+        if space != "global" or self.trace_on or self.strong[ins.index] or not G.full:
             return None
         a = addr.within(0, (1 << 63) - 1)     # as load and store read addresses: int64
         if a is None or a.loc != 4 or (a.cta != 4 * a.tpc and a.ncta > 1):

@@ -60,6 +60,8 @@ class Barriers:
         if alive != G.n or (self.status[G.idx] != RUN).any():
             return False
         self.bepoch[ctas_first:ctas_last + 1] += 1
+        if self.kt:
+            self.barrier_sync(np.arange(ctas_first, ctas_last + 1))
         self.pc[G.idx] = p + 1
         return True
 
@@ -104,6 +106,55 @@ class Barriers:
                              threads=(t1, t2), count=int(brk.size), other_pc=p1)
         return np.unique(np.concatenate(flagged)) if flagged else np.zeros(0, np.int64)
 
+    def _split_warps(self, tids: np.ndarray, pcs: np.ndarray) -> np.ndarray:
+        """The CTAs among the threads ``tids`` just released (at ``pcs``) in which a warp was split at an
+        aligned whole-CTA barrier: some of its lanes waited at it while others, which never reached
+        it, ran on (stored, performed an atomic or synchronised) and then exited, releasing it. PTX
+        ISA, bar/barrier: with ``.aligned`` (what ``__syncthreads()`` compiles to), "all threads in
+        CTA will execute the same barrier instruction", and in conditionally executed code only if
+        every thread evaluates the condition identically, otherwise the behaviour is undefined
+        (Programming Guide, "Synchronization Functions": ``__syncthreads()`` in conditional code
+        only if the condition evaluates identically across the entire block). compute-sanitizer's
+        synccheck reports it as "Divergent thread(s) in warp". Lanes that exit before the barrier
+        with no effect after the others arrived (``if (t >= n) return;``) count as exited, as at
+        warp-synchronous calls; so do whole warps that skip the barrier. Found where the lanes that
+        skip it run after the others arrive (the schedule runs the lower PC first). One finding per
+        release."""
+        sel = self.bar_cnt[tids] < 0          # counted barriers name their own threads
+        for p in np.unique(pcs):
+            if not self.ops[int(p)].bar_aligned:
+                sel &= pcs != p
+        t = tids[sel]
+        if not t.size:
+            return np.zeros(0, np.int64)
+        w = t >> 5
+        uw, inv = np.unique(w, return_inverse=True)
+        lanes = uw[:, None] * 32 + np.arange(32)
+        waited = np.zeros(lanes.shape, bool)
+        waited[inv, t & 31] = True
+        arrived = np.full(uw.size, np.iinfo(np.int64).max)
+        np.minimum.at(arrived, inv, self.last_effect[t])    # a barrier's arrival is its lanes' last effect
+        left = ~waited & (self.status[lanes] == EXIT) & (self.last_effect[lanes] >= arrived[:, None])
+        rows = np.flatnonzero(left.any(axis=1))
+        if not rows.size:
+            return np.zeros(0, np.int64)
+        r = int(rows[0])
+        t1 = int(lanes[r][np.flatnonzero(waited[r])[0]])
+        t2 = int(lanes[r][np.flatnonzero(left[r])[0]])
+        p = int(self.pc[t1])
+        a, b = np.flatnonzero(waited[r]), np.flatnonzero(left[r])
+        self.add_finding("divergent_barrier", p,
+                         f"Divergent thread(s) in warp (as compute-sanitizer's synccheck says): in the warp of "
+                         f"threads {self.tdesc(t1)} and {self.tdesc(t2)}, lanes {_lanes(a)} waited at this "
+                         f"__syncthreads() / bar.sync while lanes {_lanes(b)}, which never reached it, ran on and "
+                         f"then exited. It is an aligned barrier: every "
+                         f"thread of the block must reach the same one, and in a branch only if the condition "
+                         f"is the same for the whole block (PTX ISA, bar/barrier; Programming Guide, "
+                         f"Synchronization Functions): otherwise the behaviour is undefined. The machine let "
+                         f"the waiting lanes go when the others exited",
+                         threads=(t1, t2), count=int(left[rows].sum()))
+        return np.unique(uw[rows] * 32 // self.TPC)
+
     def bar_try(self, ctas: np.ndarray) -> np.ndarray:
         st = self.status.reshape(self.ncta, self.TPC)[ctas]
         waiting = st == BAR
@@ -138,8 +189,13 @@ class Barriers:
         rel_ctas = ctas[release.any(axis=1)]
         tids = (ctas[:, None] * self.TPC + np.arange(self.TPC))[release]
         self.bepoch[rel_ctas] += 1
+        self.barrier_sync(rel_ctas)
         pcs = self.pc[tids]
         apart = self._divergent_barriers(tids, pcs)
+        if not alive[release.any(axis=1)].all():   # some thread of a released CTA has exited
+            split = self._split_warps(tids, pcs)
+            if split.size:
+                apart = np.union1d(apart, split)
         # bar.red: the reduction over the threads the barrier released
         for p in np.unique(pcs):
             op = self.ops[int(p)]
@@ -156,3 +212,16 @@ class Barriers:
         self.status[tids] = RUN
         self.pc[tids] = pcs + 1
         return tids
+
+
+def _lanes(a: np.ndarray) -> str:
+    """Lane numbers as ranges: ``0-15``, ``16-31, 40``."""
+    a = [int(x) for x in a]
+    out, i = [], 0
+    while i < len(a):
+        j = i
+        while j + 1 < len(a) and a[j + 1] == a[j] + 1:
+            j += 1
+        out.append(str(a[i]) if i == j else f"{a[i]}-{a[j]}")
+        i = j + 1
+    return ", ".join(out)

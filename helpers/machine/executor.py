@@ -50,6 +50,14 @@ from helpers.machine.taint import Taint
 from helpers.machine.warpcalls import WarpCalls
 
 
+# Fair scheduling (Programming Guide, "Independent Thread Scheduling": starvation-free algorithms
+# finish): a group that runs this many iterations of a loop in one go, while other threads could run
+# at other PCs, hands every one of them a turn (Scheduler.owed_turns). Low enough that a lock passed
+# from block to block costs a few thousand steps, high enough that the loops of ordinary kernels,
+# which run as one group because lowest-PC-first keeps them together, are never split by it.
+FAIR_SPINS = 256
+
+
 def _prepared(fn: Function) -> list:
     makers = getattr(fn, "_makers", None)
     if makers is None:
@@ -106,6 +114,7 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
         # volatile counts as strong for the wording of a cross-block read (see report_race), not for ordering
         self.vol = np.array([bool(strength(ins)) or "volatile" in ins.mods for ins in fn.instrs] or [False])
         self.sem = [sync_semantics(ins) for ins in fn.instrs]
+        self.atomic_pc = np.array([ins.opcode in ("atom", "red") for ins in fn.instrs] or [False])
 
     def reshape(self, grid, block, shared_mem: int) -> None:
         """Geometry and per-thread state for launches of ``grid`` x ``block`` with ``shared_mem``
@@ -187,15 +196,8 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
             self.ws_mdef.fill(True)
             self.bar_pred_def.fill(True)
         self.last_effect.fill(-1)
-        self.bepoch = np.zeros(self.ncta, np.int32)
-        self.vc: Optional[np.ndarray] = None          # (n_warps, 32, 32) bar.warp.sync vector clocks
-        self.rel = np.zeros(self.ncta, np.int32)
-        self.acq: Optional[np.ndarray] = None         # (ncta, ncta) acquired release stamps
-        self.t_fence: dict[int, int] = {}
-        self.pending: dict[int, np.ndarray] = {}
-        self.syncvars: dict[tuple, np.ndarray] = {}
+        self.start_ordering()
         self.last_atom: dict[int, tuple] = {}   # global word -> (thread, pc, scope) of its last atomic
-        self.value_w: dict[int, np.ndarray] = {}  # global word -> the record of an atom.exch that wrote it
         n_ins = len(self.fn.instrs)
         self.ci = {k: np.zeros(n_ins, np.int64) for k in ("issued", "active_lanes", "predicated_on", "shared_requests",
                                                          "shared_wavefronts", "global_requests", "global_sectors",
@@ -213,23 +215,33 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
         ci_issued, ci_active, ci_pred = self.ci["issued"], self.ci["active_lanes"], self.ci["predicated_on"]
         cw_pred = self.cw["predicated_on"]
         guards = {}
+        turns: list = []   # fair turns still owed (see owed_turns), the next one last
         while True:
-            runnable = np.flatnonzero(self.status == RUN)
-            if self.serial and runnable.size:   # only the first CTA that has not exited runs
-                first = int(np.argmax(self.status != EXIT)) // self.TPC
-                runnable = runnable[runnable // self.TPC == first]
-            if runnable.size == 0:
-                if (self.status == EXIT).all():
-                    return
-                if not self.resolve_stall():
-                    return
-                continue
-            pcs = self.pc if runnable.size == T else self.pc[runnable]
-            p = int(pcs.min())
-            at = pcs == p
-            everyone = bool(at.all())
-            g = runnable if everyone else runnable[at]
-            q = 1 << 62 if everyone else int(pcs[~at].min())
+            turn = False
+            if turns:
+                g = turns.pop()
+                g = g[(self.status[g] == RUN) & (self.pc[g] == self.pc[g[0]])]
+                if not g.size:
+                    continue
+                turn = True
+                p, q = int(self.pc[g[0]]), 1 << 62
+            else:
+                runnable = np.flatnonzero(self.status == RUN)
+                if self.serial and runnable.size:   # only the first CTA that has not exited runs
+                    runnable = runnable[runnable // self.TPC == self.first_cta()]
+                if runnable.size == 0:
+                    if (self.status == EXIT).all():
+                        return
+                    if not self.resolve_stall():
+                        return
+                    continue
+                pcs = self.pc if runnable.size == T else self.pc[runnable]
+                p = int(pcs.min())
+                at = pcs == p
+                everyone = bool(at.all())
+                g = runnable if everyone else runnable[at]
+                q = 1 << 62 if everyone else int(pcs[~at].min())
+            spins = 0
             G = Group(g, T)
             nw = G.warps()[0].size
             k = kf = 0
@@ -299,6 +311,15 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
                     continue
                 if kind == dec.BRA:
                     if act.n == G.n:
+                        if op.target <= p:   # a loop's next iteration
+                            if turn:         # a fair turn lasts one iteration
+                                G.put(self.pc, op.target)
+                                break
+                            spins += 1
+                            if spins > FAIR_SPINS and q < 1 << 62:
+                                G.put(self.pc, op.target)
+                                turns = self.owed_turns(G)
+                                break
                         p = op.target
                     elif act.n == 0:
                         p += 1

@@ -34,6 +34,9 @@ _CROSS_FIX = ("a __threadfence() before the atomic in the writing block, and one
               "each block its own element")
 
 
+_CTA_FIX = ("a __threadfence_block() (or __threadfence()) before the writer's atomic or strong store, and one "
+            "after the reader's atomic or strong load that observes it; or cuda::atomic_ref store with "
+            "memory_order_release and load with memory_order_acquire")
 _NO_ACQUIRE = (". The writing block did release its write; the reading block's acquire is missing. The Programming "
                "Guide's Memory Fence Functions example has no fence after atomicInc; PTX ISA 8.8 needs one there")
 
@@ -152,3 +155,23 @@ class Races:
                 if key not in self.racy_loads:
                     self.new_racy.add(key)
         R.clear(words[present])
+
+    def report_stale(self, sp: mem.Space, ins, t: int, w: int, count: int = 1) -> None:
+        """A stale strong read (:meth:`helpers.machine.ordering.Ordering.stale_read`) by thread ``t``
+        of word ``w``, reported as a race finding: no data race, but unordered message passing."""
+        u = self.wlast[("g" if sp is self.gspace else "s", w)][0]
+        rec = sp.W.rows(np.array([w], np.int64))
+        opc = int(rec[0, PC])
+        spn = "shared" if sp is self.sspace else "global"
+        across = u // self.TPC != t // self.TPC
+        fix = _CROSS_FIX if across else _CTA_FIX
+        self.add_finding(
+            "race", ins.index,
+            f"read on {spn} memory ({self.describe_flat(sp, w * 4)}) not ordered after the write: thread "
+            f"{self.tdesc(u)} wrote it at {self.where(opc)}, thread {self.tdesc(t)} read it at "
+            f"{self.where(ins.index)}, after it had already seen a later write of thread {self.tdesc(u)}. Both "
+            f"accesses are strong (atomic or relaxed), so this is no data race, but nothing forms an acquire "
+            f"pattern (PTX ISA 8.8) after a release pattern of the writer (PTX ISA 8.7.1 \"Conflict and "
+            f"Data-races\", 8.8 \"Release and Acquire Patterns\"): the read may return the old value (fix: {fix})",
+            threads=(u, t), count=count, other_pc=opc, key_extra=("RAW", spn, "stale"), hazard="RAW", space=spn,
+            between="blocks" if across else "threads of one block")

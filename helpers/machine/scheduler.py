@@ -4,7 +4,8 @@ Independent thread scheduling (CUDA C++ Programming Guide, "Independent Thread S
 every thread has its own PC and a state (``RUN``, waiting at a barrier ``BAR``, waiting at a
 warp-synchronous call ``WS``, ``EXIT``). The run loop (:meth:`helpers.machine.executor.Launch.run`)
 takes the lowest PC among runnable threads and executes it for a :class:`Group`, every runnable thread
-at that PC across all warps and blocks at once. An exited lane is not a diverged lane: lanes a partial
+at that PC across all warps and blocks at once; a group that loops while others could run hands them
+turns (:meth:`Scheduler.owed_turns`, fair scheduling). An exited lane is not a diverged lane: lanes a partial
 last warp lacks never exist and behave as exited.
 """
 from __future__ import annotations
@@ -155,6 +156,36 @@ class Scheduler:
             w, _ = G.warps()
             if (self.status.reshape(-1, 32)[w] == WS).any():
                 self.ws_try(w)
+
+    def first_cta(self) -> int:
+        """With ``serial``, the CTA that runs: the first one that has not exited."""
+        return int(np.argmax(self.status != EXIT)) // self.TPC
+
+    def owed_turns(self, G: Group) -> list:
+        """Fair scheduling: one turn for every runnable thread outside ``G``, grouped by PC (a list,
+        the lowest PC last, for :meth:`list.pop`).
+
+        ``G`` has run a loop for many iterations while those threads, at other PCs, did not move;
+        lowest-PC-first alone would run ``G`` for ever when it spins on something one of them sets.
+        Independent thread scheduling (CUDA C++ Programming Guide, "Independent Thread Scheduling",
+        Volta+) guarantees forward progress to every thread of a warp, so a starvation-free
+        algorithm (a lane spinning on a flag another lane sets later in program order, a lock taken
+        by the lanes of a warp in turn) finishes; blocks resident together each make progress too,
+        so a lock handed from block to block finishes. A turn runs its group until it takes a
+        loop's back edge, waits, exits or breaks up; then lowest-PC-first resumes. A program that
+        hangs on a GPU still never ends here (``StepLimit``, or ``deadlock`` when nothing can move)."""
+        others = self.status == RUN
+        others[G.idx] = False
+        t = np.flatnonzero(others)
+        if self.serial and t.size:
+            t = t[t // self.TPC == self.first_cta()]
+        if not t.size:
+            return []
+        pcs = self.pc[t]
+        order = np.argsort(-pcs, kind="stable")
+        t, pcs = t[order], pcs[order]
+        cut = np.flatnonzero(pcs[1:] != pcs[:-1]) + 1
+        return np.split(t, cut)
 
     def resolve_stall(self) -> bool:
         """No thread can move. Force undefined warp-synchronous calls, or report a deadlock."""

@@ -277,12 +277,13 @@ class Steps:
     ``report``: the machine's :class:`Report` (its ``trace`` dropped); ``grid``, ``block``: the
     launch's dimensions; ``blocks``: the linear indices of the blocks whose steps are kept;
     ``note``: what was left out, in words ("" when nothing); ``warps_per_block``; ``findings``: one
-    :class:`StepFinding` per ``report.issues``; ``main_file``: the source file that holds the kernel.
+    :class:`StepFinding` per ``report.issues``; ``main_file``: the source file whose lines ``Step.line``
+    gives (``file`` if given, else the one that holds the kernel).
     ``warp(block, warp)`` gives a :class:`WarpSteps`.
     """
 
     def __init__(self, report: Report, grid: tuple[int, int, int], block: tuple[int, int, int],
-                 blocks: Sequence[int], note: str = "") -> None:
+                 blocks: Sequence[int], note: str = "", file: Optional[str] = None) -> None:
         tr = report.trace
         self.grid, self.block = grid, block
         self.threads_per_block = block[0] * block[1] * block[2]
@@ -295,7 +296,7 @@ class Steps:
         self.kind_of_pc = [_kind(op) for op in opcodes]
         self.exit_pc = np.array([k == "exit" for k in self.kind_of_pc] + [False], bool)
         self.barrier_pc = np.array([k == "barrier" for k in self.kind_of_pc] + [False], bool)
-        self.main_file = next((_outermost(loc).file for loc in tr.locs if loc is not None), "")
+        self.main_file = file or next((_outermost(loc).file for loc in tr.locs if loc is not None), "")
         self.main_line = np.array([_line_in(loc, self.main_file) for loc in tr.locs] + [-1], np.int64)
         self.inner = [(loc.file, loc.line) if loc is not None else ("", -1) for loc in tr.locs] + [("", -1)]
         wpb = self.warps_per_block
@@ -446,9 +447,9 @@ def _outermost(loc: Any) -> Any:
 
 
 def _line_in(loc: Any, file: str) -> int:
-    """The line of the innermost frame of ``loc`` in ``file`` (-1 if none)."""
+    """The line of the innermost frame of ``loc`` in ``file`` (its path, or its name alone; -1 if none)."""
     while loc is not None:
-        if loc.file == file and loc.line:
+        if (loc.file == file or loc.file.rsplit("/", 1)[-1] == file) and loc.line:
             return int(loc.line)
         loc = loc.inlined_at
     return -1
@@ -456,7 +457,7 @@ def _line_in(loc: Any, file: str) -> int:
 
 def record(kernel: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: Sequence[Any],
            shared_mem: int = 0, *, blocks: Optional[Sequence[int]] = None, max_seconds: float = 20.0,
-           max_steps: int = 2_000_000) -> Steps:
+           max_steps: int = 2_000_000, file: Optional[str] = None) -> Steps:
     """Run ``kernel`` (a :class:`helpers.machine.module.Kernel`) on copies of ``args`` with the trace
     on, and give its :class:`Steps`.
 
@@ -464,7 +465,8 @@ def record(kernel: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
     the grid has at most :data:`MAX_BLOCKS`, else the first, the last and their neighbours, at most
     :data:`MAX_BLOCKS`). A launch of more than :data:`SMALL_THREADS` threads runs once without the
     trace first, to measure it; one whose trace would pass :data:`MAX_TRACE_BYTES` or keep more than
-    :data:`MAX_STEPS` steps raises :class:`TooLarge`. Bad ``blocks`` raises ValueError naming them.
+    :data:`MAX_STEPS` steps raises :class:`TooLarge`. ``file``: the source file whose lines the steps
+    give (default: the kernel's own; e.g. the learner's cell, when a harness calls their function). Bad ``blocks`` raises ValueError naming them.
     MachineError (an unsupported instruction, a trap, a step limit) passes through.
     """
     n_blocks = grid[0] * grid[1] * grid[2]
@@ -495,4 +497,4 @@ def record(kernel: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
                 f"are kept (the machine ran all of them)")
     if report.trace is None:
         raise MachineError("the machine returned no trace")
-    return Steps(report, grid, block, blocks, note)
+    return Steps(report, grid, block, blocks, note, file=file)

@@ -242,6 +242,18 @@ class WarpCalls:
             self.add_finding("undefined_shuffle", p0, msg, threads=(t0, gone), count=int(busy.sum()))
         return busy
 
+    def _bad_width(self, parts, rwarp: np.ndarray, width: int, bad: np.ndarray) -> None:
+        """Report a shuffle whose width is not a power of 2 from 1 to 32 (warpsync marks its results
+        undefined): Programming Guide, "Warp Shuffle Functions". ``parts`` as for :meth:`_ws_rows`."""
+        r, l = np.nonzero(bad)
+        t0 = int(rwarp[r[0]] * 32 + l[0])
+        p = next((pp for pp, _, Gp in parts if len(parts) == 1 or t0 in Gp.idx), parts[0][0])
+        self.add_finding("undefined_shuffle", p,
+                         f"a __shfl_*_sync with width {width}: the Programming Guide (Warp Shuffle Functions) says "
+                         f"\"results are undefined if width is not a power of 2, or is a number greater than "
+                         f"warpSize\", so every result of this call is undefined (use 1, 2, 4, 8, 16 or 32)",
+                         threads=(t0,), count=int(r.size))
+
     def _ws_rows(self, op0, parts, rwarp, rmask, mdef, callers, inv, lane) -> None:
         """Compute one warp-synchronous operation over rows of (warp, mask); write each part back.
 
@@ -296,6 +308,8 @@ class WarpCalls:
                 outs, extra = op0.ws_compute(inputs, callers, rmask, mdef)
             except BadOperand as exc:
                 raise UnsupportedInstruction(op0.instr.text, op0.instr.loc, str(exc)) from None
+            if extra.get("bad_width") is not None:
+                self._bad_width(parts, rwarp, *extra["bad_width"])
             for p, sel, Gp in parts:
                 made = None
                 if inv is None:

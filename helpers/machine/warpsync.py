@@ -101,7 +101,10 @@ def shfl_compute(mode: str, want_p: bool = True):
             extra_d = extra_d & mask_defined[:, None]
         if extra_d is not True and not _all(extra_d):
             out_d = _lean(np.logical_and, out_d, extra_d)
-        extra = {"src_lane": out_src, "sent": values, "sent_defined": da}
+        bad = _bad_width(c, c0, uniform, callers)
+        if bad is not None:
+            out_d = out_d & ~bad[1]
+        extra = {"src_lane": out_src, "sent": values, "sent_defined": da, "bad_width": bad}
         if not want_p:
             return [(out_v, out_d), (None, None)], extra
         # predicate: the source lane was in range. A lane reads itself either because the clamp
@@ -113,8 +116,32 @@ def shfl_compute(mode: str, want_p: bool = True):
             own = ((LANE & segmask) | (bval & ~segmask & 31)) == LANE
         p = (src != LANE) | own
         pd = callers & extra_d
+        if bad is not None:
+            pd = pd & ~bad[1]
         return [(out_v, out_d), (p, pd)], extra
     return compute
+
+
+_WIDTHS = (1, 2, 4, 8, 16, 32)
+
+
+def _signed(c: int) -> int:
+    return c - (1 << 32) if c >= 1 << 31 else c
+
+
+def _bad_width(c: np.ndarray, c0, uniform: bool, callers: np.ndarray):
+    """(width, (rows, 32) bool of the callers that passed it) when a caller's ``width`` is not a power
+    of 2 from 1 to 32, else None. CUDA's ``__shfl_*_sync(mask, var, x, width)`` packs ``c`` as
+    ``((32 - width) << 8) | clamp``, so ``width = 32 - (c >> 8)`` (signed). Programming Guide, "Warp
+    Shuffle Functions": "results are undefined if width is not a power of 2, or is a number greater
+    than warpSize" (the PTX instruction would compute something from c's bits; the call has no result)."""
+    if uniform:
+        w = 32 - (_signed(int(c0)) >> 8)
+        return None if w in _WIDTHS else (w, callers)
+    cs = c.astype(np.int64)
+    w = 32 - (np.where(cs >= 1 << 31, cs - (1 << 32), cs) >> 8)
+    bad = callers & ~np.isin(w, _WIDTHS)
+    return (int(w[bad][0]), bad) if bad.any() else None
 
 
 def vote_compute(mode: str):

@@ -38,7 +38,7 @@ from helpers.topics.launch import Launch, launch
 from helpers.machine import Finding
 from helpers.engine.ops import CTYPES, check_op, cpp_op, op_exprs, reference
 from helpers.engine.trace import Trace
-from helpers.topics.warp_reduce import SEED_KERNELS
+from helpers.topics.warp_kernels import SEED_KERNELS
 
 KINDS: tuple[str, ...] = ("sum", "x", "y")
 VERSIONS: tuple[str, ...] = ("fixed", "seed")

@@ -9,11 +9,11 @@ from helpers.topics import ballot_uses
 from helpers.topics import block_reduce
 from helpers.topics import reduce
 from helpers.engine import warp_cupy
-from helpers.topics import warp_reduce
+from helpers.topics import warp_kernels
 
 _SOURCES: tuple[dict[str, tuple[str, ...]], ...] = (
     warp_cupy.KERNELS,
-    warp_reduce.WARP_REDUCE_KERNELS,
+    warp_kernels.WARP_REDUCE_KERNELS,
     block_reduce.BLOCK_REDUCE_KERNELS,
     reduce.REDUCE_KERNELS,
     ballot_uses.BALLOT_USES_KERNELS,

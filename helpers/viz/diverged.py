@@ -49,11 +49,13 @@ def table_markdown(parts: Optional[Sequence[str]] = None, rec: Optional[dict[str
             "| --- | --- | --- | --- | --- | --- | --- |\n")
     rows = []
     for o in obs:
-        others = "none: all 32 lanes call (a defined call)" if o.control else f"{_THEN[o.then]}"
+        others = ("none: all 32 lanes call (a defined call)" if o.control else
+                  f"{_THEN[o.then]} (a defined call on sm_70+)" if o.then == "later" else f"{_THEN[o.then]}")
         rows.append(f"| `{o.name}` | `{o.call}` | {o.callers} | {others} | {o.got} | {o.activemask} | "
                     f"{o.got_later or '–'} |")
     foot = (f"\n\n*{_cap(data.label(rec['stamp']))}, {o.n_warps if obs else 0} warps per part: "
-            f"{rec['label']}. The other lanes busy-wait {obs[0].spin_cycles if obs else 0:,} clock cycles. "
+            f"{rec['label']} (the `_exit` parts; the `_later` parts are defined calls on sm_70+: PTX ISA, shfl.sync "
+            f"and vote.sync). The other lanes busy-wait {obs[0].spin_cycles if obs else 0:,} clock cycles. "
             f"\"Source\": the lane a shuffle reads.*")
     return head + "\n".join(rows) + foot
 

@@ -297,12 +297,16 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
     results = result_lanes_of(trace) if step == last else ()
     k = step
     act, in_mask = trace.active[k, warp], trace.in_mask[k, warp]
+    # A trace may say what its non-calling lanes are doing (meta "not_calling": "elsewhere" or
+    # "exited"); then they take the series' colours for that state, not the grey of "exited".
+    state = trace.meta.get("not_calling")
+    exited = None if state is None else np.full(LANES, state == "exited")
     faded_now = ~meaningful[k, warp]
     if k > 0:
         prev_faded = ~meaningful[k - 1, warp]
         draw_warp(ax, trace.held[k - 1, warp], defined=hdef[k - 1, warp], active=trace.active[k - 1, warp],
                   in_mask=trace.in_mask[k - 1, warp], faded=prev_faded, y=ROW_GAP,
-                  label="before", numbers="above", hide_inactive=True)
+                  label="before", numbers="above", hide_inactive=True, exited=exited)
         src = trace.src_lane[k, warp]
         kept = trace.defined[k, warp] & (src == LANE)
         draw_shuffle_arrows(ax, src, trace.defined[k, warp], y_from=ROW_GAP, y_to=0.0, faded=faded_now)
@@ -312,7 +316,7 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
               fontsize=8, color="#444444")
     draw_warp(ax, trace.held[k, warp], defined=hdef[k, warp], active=act, in_mask=in_mask, kept_own=kept,
               faded=faded_now, result_lanes=results, y=0.0, label="after" if k else "input", numbers="below",
-              hide_inactive=True)
+              hide_inactive=True, exited=exited)
     ax.set_ylim(-0.85, ROW_GAP + 0.85)
     warp_note = f", warp {warp}" if trace.n_warps > 1 else ""
     set_title(ax, f"{trace.title}{warp_note} — step {k} of {last}: {trace.labels[k]}")
@@ -321,7 +325,7 @@ def _draw_trace_step(fig: Figure, trace: Any, step: int, warp: int, meaningful: 
     keys = ["lane", "arrow", "faded"] + (["result"] if results else [])
     keys += ["kept_own"] if kept.any() else []
     keys += ["undefined"] if (~hdef[k, warp]).any() else []
-    keys += ["inactive"] if (~act).any() else []
+    keys += ([state if state else "inactive"]) if (~act).any() else []
     keys += ["outside_mask"] if (~in_mask).any() else []
     lane_legend(fig, keys, lane_label=f"partial that flows to {lane_word} {targets}")
     footer(fig, trace.source)

@@ -36,7 +36,8 @@ def _box(lane: int, y: int, fill: str, edge: str = "#444", dash: str = "", text:
          text_color: str = "#000") -> str:
     d = f' stroke-dasharray="{dash}"' if dash else ""
     t = f"<title>{html.escape(title)}</title>" if title else ""
-    label = (f'<text x="{_x(lane) + BOX / 2}" y="{y + BOX / 2 + 4}" font-size="9" text-anchor="middle" '
+    size = 9 if len(text) <= 3 else 6.5      # "undef" fits the box
+    label = (f'<text x="{_x(lane) + BOX / 2}" y="{y + BOX / 2 + 3}" font-size="{size}" text-anchor="middle" '
              f'fill="{text_color}">{html.escape(text)}</text>') if text else ""
     return (f'<g><rect x="{_x(lane)}" y="{y}" width="{BOX}" height="{BOX}" fill="{fill}" stroke="{edge}"{d}/>'
             f'{label}{t}</g>')

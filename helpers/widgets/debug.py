@@ -37,12 +37,14 @@ MAX_FINDINGS = 12         # buttons shown; the rest are counted
 @dataclass
 class Session:
     """A launch ready to step through: ``steps`` (:class:`helpers.machine.steps.Steps`), the kernel's
-    ``name``, its source ``lines``, ``arg_names`` (from the kernel's signature, else ``args[i]``)."""
+    ``name``, the source ``lines`` shown (numbered from ``first_line``), ``arg_names`` (from the
+    kernel's signature, else ``args[i]``)."""
 
     steps: model.Steps
     name: str
     lines: list[str]
     arg_names: list[str]
+    first_line: int = 1
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,14 @@ def kernel_names(code: str) -> list[str]:
 
 
 def prepare(code: str, name: str, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0, *,
-            options: Sequence[str] = (), blocks: Optional[Sequence[int]] = None) -> Union[Session, str]:
+            options: Sequence[str] = (), blocks: Optional[Sequence[int]] = None,
+            show: Optional[tuple[str, str, int]] = None, ptx: Optional[str] = None) -> Union[Session, str]:
     """Compile ``code`` (CUDA C++; ``name`` a kernel or a template's name expression such as
     ``"k<float>"``), run the launch on the machine with its trace and return a :class:`Session`; on
-    any problem, a message saying what is wrong and what to write instead (never raises)."""
+    any problem, a message saying what is wrong and what to write instead (never raises).
+    ``show`` = (file, text, first line): show ``text`` as the lines of ``file`` (as ``#line`` or
+    ``--filename`` named it) instead of ``code`` itself, e.g. a learner's cell inside a harness.
+    ``ptx``: ``code`` already compiled (with line info), so it is not compiled again."""
     from helpers import machine
     from helpers.engine import kernels, nvrtc
 
@@ -112,7 +118,7 @@ def prepare(code: str, name: str, grid: Any, block: Any, args: Sequence[Any], sh
             return f"shared_mem must be a whole number of bytes >= 0; got {shared_mem!r}"
         opts = tuple(options) or ("-std=c++17", *kernels.include_options())
         try:
-            mod = machine.RawModule(code=code, options=opts)
+            mod = machine.RawModule(ptx=ptx) if ptx is not None else machine.RawModule(code=code, options=opts)
             if name not in mod.kernel_names:     # a C++ (mangled) kernel or a template's instantiation
                 try:
                     mod = machine.RawModule(code=code, options=opts, name_expressions=(name,))
@@ -127,29 +133,39 @@ def prepare(code: str, name: str, grid: Any, block: Any, args: Sequence[Any], sh
         if len(args) != n_params:
             return (f"args must have one value per kernel parameter: {name} takes {n_params}, got {len(args)} "
                     f"(write args=({', '.join(arg_names(code, name, n_params))}))")
-        steps = model.record(kernel, g, b, list(args), int(shared_mem), blocks=blocks)
+        steps = model.record(kernel, g, b, list(args), int(shared_mem), blocks=blocks,
+                             file=show[0] if show else None)
     except (ValueError, TypeError, machine.MachineError) as exc:
         return str(exc)
     except Exception as exc:  # the learner sees a message, never a traceback
         return f"the debugger could not run this launch ({type(exc).__name__}: {exc})"
-    return Session(steps=steps, name=name, lines=code.splitlines(), arg_names=arg_names(code, name, len(args)))
+    text, first = (show[1], int(show[2])) if show else (code, 1)
+    return Session(steps=steps, name=name, lines=text.splitlines(), arg_names=arg_names(code, name, len(args)),
+                   first_line=first)
 
 
-def _source_html(lines: list[str], line: int, other: int = -1) -> str:
+def _source_html(lines: list[str], line: int, other: int = -1, first: int = 1) -> str:
     rows = []
-    for i, text in enumerate(lines, start=1):
+    for i, text in enumerate(lines, start=first):
         bg = HIGHLIGHT if i == line else OTHER if i == other else "transparent"
         mark = "&#9654;" if i == line else "&nbsp;"
         cls = ' class="warplab-current"' if i == line else ""
         rows.append(f'<div{cls} style="background:{bg};white-space:pre"><span style="color:#888">{mark}{i:>4} </span>'
                     f'{html.escape(text)}</div>')
     return (f'<div class="warplab-source" style="font-family:monospace;font-size:12px;line-height:1.35;'
-            f'max-height:420px;overflow:auto;border:1px solid #ddd;padding:4px">{"".join(rows)}</div>')
+            f'max-height:320px;overflow:auto;border:1px solid #ddd;padding:4px">{"".join(rows)}</div>')
 
 
 def _finding_text(sess: Session, i: int) -> str:
-    f = sess.steps.findings[i].finding
-    where = f"line {f.line}" if f.line else "no source line"
+    """``"race at line 5 and line 6"``: the lines of the shown code where the finding's steps are."""
+    sf = sess.steps.findings[i]
+    lines = []
+    for place in (sf.other, sf.at):
+        if place is not None:
+            s = sess.steps.warp(*place[:2])[place[2]]
+            lines.append(f"line {s.line}" if s.line > 0 else f"{s.inner[0].rsplit('/', 1)[-1]} line {s.inner[1]}")
+    f = sf.finding
+    where = " and ".join(dict.fromkeys(lines)) or (f"line {f.line}" if f.line else "no source line")
     return f"{f.kind.replace('_', ' ')} at {where}"
 
 
@@ -168,7 +184,12 @@ def view(sess: Session, block: int, warp: int, index: int, other: Optional[tuple
         if s.inner[1] > 0 and s.inner[0] != sess.steps.main_file:
             inner = f" (inside {s.inner[0].rsplit('/', 1)[-1]}, line {s.inner[1]})"
         lines = [html.escape(x) for x in pictures.describe(s)]
-        where = f"line {s.line}{inner}" if s.line > 0 else "no single source line"
+        if s.line > 0:
+            where = f"line {s.line}{inner}"
+        elif s.inner[1] > 0:
+            where = f"{s.inner[0].rsplit('/', 1)[-1]}, line {s.inner[1]} (outside the code shown)"
+        else:
+            where = "no single source line"
         head = (f"<b>block {sess.steps.block_index(block)}, warp {warp}: step {index} of {len(ws) - 1}</b> "
                 f"(the machine's scheduling step {s.step}), {html.escape(where)}")
         parts = [f"<div>{head}</div>", "<ul style='margin:2px 0'>" + "".join(f"<li>{x}</li>" for x in lines) + "</ul>"]
@@ -187,13 +208,14 @@ def view(sess: Session, block: int, warp: int, index: int, other: Optional[tuple
         state = (f"block={block} warp={warp} step={index} line={s.line} active={s.active:#010x} "
                  f"elsewhere={s.elsewhere:#010x} exited={s.exited:#010x} kind={s.kind.replace(' ', '_')}")
         lanes = pictures.step_svg(s) + f'<div style="font-size:11px">{pictures.LEGEND}</div>'
-        return DebugView(source=_source_html(sess.lines, s.line, other_line), lanes=lanes,
+        return DebugView(source=_source_html(sess.lines, s.line, other_line, sess.first_line), lanes=lanes,
                          details="".join(parts), state=state)
     except Exception as exc:  # a view never shows a traceback
         return DebugView(message=f"Could not draw this: {type(exc).__name__}: {exc}")
 
 
-def _error_box(message: str) -> Any:
+def error_box(message: str) -> Any:
+    """The debugger's place with only ``message`` (``.message``), for input it cannot open."""
     import ipywidgets as w
 
     box = w.VBox([w.HTML(base.message_html(message))])
@@ -203,16 +225,17 @@ def _error_box(message: str) -> Any:
 
 def debug(code: str, name: str, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0, *,
           options: Sequence[str] = (), blocks: Optional[Sequence[int]] = None,
-          start: Optional[tuple[int, int, int]] = None) -> Any:
+          start: Optional[tuple[int, int, int]] = None, show: Optional[tuple[str, str, int]] = None) -> Any:
     """The lane debugger for one launch of kernel ``name`` in ``code`` (see the module docstring):
     ``grid``/``block`` 1 to 3 ints, ``args`` one value per parameter (NumPy arrays for pointers; the
     kernel runs on copies), ``shared_mem`` dynamic shared bytes, ``options`` NVRTC options (default:
     C++17 and the series' include paths), ``blocks`` the blocks to keep in a large grid, ``start``
-    (block, warp, step) to open at (default: the first finding's step, else step 0 of warp 0).
+    (block, warp, step) to open at (default: the first finding's step, else step 0 of warp 0), ``show``
+    (file, text, first line) the source to show when it is not ``code`` (see :func:`prepare`).
     Returns an ipywidgets box; on bad input a box with the message (``.message``)."""
-    sess = prepare(code, name, grid, block, args, shared_mem, options=options, blocks=blocks)
+    sess = prepare(code, name, grid, block, args, shared_mem, options=options, blocks=blocks, show=show)
     if isinstance(sess, str):
-        return _error_box(sess)
+        return error_box(sess)
     return widget(sess, start=start)
 
 
@@ -226,7 +249,7 @@ def widget(sess: Session, start: Optional[tuple[int, int, int]] = None) -> Any:
     st = sess.steps
     warps = st.warps()
     if not warps:
-        return _error_box("the launch executed nothing (no warp ran an instruction)")
+        return error_box("the launch executed nothing (no warp ran an instruction)")
     if start is None:
         first = next((f.at for f in st.findings if f.at is not None), None)
         start = first or (warps[0][0], warps[0][1], 0)
@@ -319,8 +342,8 @@ def widget(sess: Session, start: Optional[tuple[int, int, int]] = None) -> Any:
     note = f'<div style="font-size:11px">{html.escape(st.note)}</div>' if st.note else ""
     refresh()
     box = w.VBox([w.HTML(launch + note), w.HBox([block_pick, warp_pick]), w.HBox([slider, back, fwd, to_bar, to_find]),
-                  status, state, message, w.HBox([source, w.VBox([lanes, details])]),
-                  w.HTML(finding_head), w.VBox(finding_buttons)])
+                  status, state, message, source, lanes, details,
+                  w.HTML(finding_head), w.Box(finding_buttons, layout=w.Layout(flex_flow="row wrap"))])
     box.session, box.refresh, box.go = sess, refresh, go
     box.controls = {"block": block_pick, "warp": warp_pick, "step": slider}
     box.buttons = {"back": back, "forward": fwd, "next_barrier": to_bar, "next_finding": to_find}

@@ -7,6 +7,7 @@ import pytest
 
 from helpers.engine import backend
 from helpers.engine import ops
+from helpers.topics import warp_kernels
 from helpers.topics import warp_reduce as wr
 from warp_reduce_cases import tree_configs
 
@@ -104,8 +105,8 @@ def _kernel_inputs(expr: str, n_warps: int = 3) -> list:
     return [[v, np.zeros_like(v)]]
 
 
-WARP_KERNELS = [(f, e) for f, exprs in wr.WARP_REDUCE_KERNELS.items() for e in exprs] + \
-    [("seed_block_reduce", e) for e in wr.SEED_KERNELS if e.startswith(("seed_warp_reduce", "seed_partial_warp"))]
+WARP_KERNELS = [(f, e) for f, exprs in warp_kernels.WARP_REDUCE_KERNELS.items() for e in exprs] + \
+    [("seed_block_reduce", e) for e in warp_kernels.SEED_KERNELS if e.startswith(("seed_warp_reduce", "seed_partial_warp"))]
 
 
 @pytest.mark.parametrize("file, expr", WARP_KERNELS, ids=[e for _, e in WARP_KERNELS])

@@ -77,7 +77,7 @@ def test_back_to_back_block_reduce_needs_its_barrier(barrier):
 
 
 def _full_reduction(version, x, block=64):
-    spec = R._SPECS[version]
+    spec = R.SPECS[version]
     expr = R.kernel_name(version, block)
     mod = machine.kernel_module(spec.file, (expr,), ("REDUCE_UNROLL=4",) if spec.vector else ())
     k = mod.get_function(expr)
