@@ -1,4 +1,4 @@
-"""Notebook 07's emulated all-reduce: ring and tree against independent float32 references and NumPy,
+"""Notebook 08's emulated all-reduce: ring and tree against independent float32 references and NumPy,
 for many rank counts and sizes (also sizes the rank count does not divide); NCCL's tree rule; the
 byte counts and bandwidth formulas; the figures and the explorer over their whole range."""
 from __future__ import annotations
