@@ -14,7 +14,7 @@ then the recordings of notebooks 03-04 (:func:`helpers.recording.record_reduce.r
 ``--no-bench``, the ladder and the sweep of notebooks 05-07 (``bench_ladder.json``, ``bench_sweep.json``:
 :func:`helpers.bench.run_ladder`, :func:`helpers.bench.run_sweep`, sizes this GPU's free memory
 holds), which those notebooks' charts draw beside the H200's as "your GPU". CI, with no GPU, checks
-that the emulator reproduces each shipped file (tests/test_recorded.py and the per-topic tests).
+that the emulator reproduces each shipped file (tests/recording/test_recorded.py and the per-topic tests).
 """
 from __future__ import annotations
 

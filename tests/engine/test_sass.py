@@ -1,5 +1,5 @@
 """SASS read on the CPU (helpers.engine.sass): the parser and the loads-in-flight count on three real
-loops (tests/sass_fixtures/, from ptxas 13.0.88 for sm_90), then, where ptxas, cuobjdump and nvdisasm
+loops (tests/engine/sass_fixtures/, from ptxas 13.0.88 for sm_90), then, where ptxas, cuobjdump and nvdisasm
 are found, the kernels themselves, with the H200 host's ptxas release:
 
 * every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the

@@ -16,7 +16,7 @@ from helpers.engine import nvrtc
 from helpers.exercises import grade, magic
 from helpers.exercises.spec import EXERCISES_DIR
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC cannot be loaded here (needed to compile CUDA C)")
 
 
