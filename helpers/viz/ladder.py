@@ -32,10 +32,14 @@ _YOURS = style.BLACK       # a learner's own GPU beside the recording (square ma
 # Benchmark charts
 
 def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes] = None,
-                 yours: Optional[dict[str, Any]] = None) -> Figure:
-    """GB/s of every version at size ``n`` (bytes read once / device time, both passes), as bars,
-    with the seed kernel's first pass (outlined bars, at 128 and 256 threads), and cupy.sum and the
-    copy (a reference point: read + write bytes) as lines. The legend sits above every line.
+                 yours: Optional[dict[str, Any]] = None, versions: Sequence[str] = VERSIONS,
+                 copy: bool = True, seed: bool = True) -> Figure:
+    """GB/s of each of ``versions`` at size ``n`` (bytes read once / device time, both passes), as
+    bars, with cupy.sum as a line; ``copy`` adds the copy (a reference point: read + write bytes)
+    as a line, ``seed`` the seed kernel's first pass (outlined bars, at 128 and 256 threads). A
+    notebook that has introduced only some versions passes those (05: ``LADDER``, no copy, no seed).
+    The legend sits above every line; a bar's value label that would cross a line goes inside the
+    bar, under its top.
 
     ``yours``: a learner's own ladder run (:func:`helpers.bench.load_local`): each of its versions
     at ``n`` as a narrow black bar beside the recording's, its cupy.sum as a black line; None
@@ -44,7 +48,7 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
         fig, ax = plt.subplots(figsize=(style.FIG_WIDTH, 4.2))
     else:
         fig = ax.figure
-    rows = [r for r in (version_row(results, n, v) for v in VERSIONS) if r is not None]
+    rows = [r for r in (version_row(results, n, v) for v in versions) if r is not None]
     if not rows:
         raise ValueError(f"n must be a size of this run ({', '.join(size_label(s) for s in results.get('sizes', []))}); "
                          f"got {size_label(n)}")
@@ -54,20 +58,19 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
     colours = [style.RESULT if best is not None and r is best else style.SKY if r["name"] in LADDER else style.BLUE
                for r in rows]
     bars = list(ax.bar(names, values, color=colours, edgecolor=style.BLACK, linewidth=0.5))
-    for seed in sorted(rows_for(results, n, SEED), key=lambda r: r["block"]):
+    seeds = sorted(rows_for(results, n, SEED), key=lambda r: r["block"]) if seed else []
+    for row in seeds:
         # outlined, not hatched: hatching means "undefined" in this series
-        b = ax.bar([f"seed\n<{seed['block']}>"], [seed["first_pass_gbps"]], color="white",
+        b = ax.bar([f"seed\n<{row['block']}>"], [row["first_pass_gbps"]], color="white",
                    edgecolor=style.VERMILION, linewidth=1.8)
         bars += list(b)
-        values.append(seed["first_pass_gbps"])
-    for bar, v in zip(bars, values):
-        ax.annotate(f"{v:,.0f}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
-                    fontsize=8, xytext=(0, 2), textcoords="offset points")
+        values.append(row["first_pass_gbps"])
     top = max(values)
     if yours is not None:
         top = max(top, _draw_yours_ladder(ax, yours, n, rows, bars[:len(rows)]))
-    for name, colour, ls, label in ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),
-                                    (COPY, style.BLACK, ":", "copy (a reference point: read + write bytes)")):
+    lines = ((CUPY_SUM, style.BLUE, "--", "cupy.sum (CUB)"),) + (
+        ((COPY, style.BLACK, ":", "copy (a reference point: read + write bytes)"),) if copy else ())
+    for name, colour, ls, label in lines:
         ref = [r for r in rows_for(results, n, name) if graph_time_usable(r)]
         if ref:
             ax.axhline(ref[0]["gbps"], color=colour, linestyle=ls, linewidth=1.2,
@@ -78,7 +81,7 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
     ax.set_title(f"Sum of {size_label(n)} float32, block {results.get('block')}: device time, both passes",
                  fontsize=11)
     handles, labels = ax.get_legend_handles_labels()
-    if rows_for(results, n, SEED):
+    if seeds:
         handles.append(Patch(facecolor="white", edgecolor=style.VERMILION, linewidth=1.8))
         labels.append("the seed's reduce_v4, first pass only (outlined)")
     ax.legend(handles, labels, loc="upper left", fontsize=8, frameon=False, ncol=2)
@@ -86,7 +89,32 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
     ax.spines[["top", "right"]].set_visible(False)
     _footer(fig, describe(results) + (f". Your GPU (black): {describe(yours)}" if yours is not None else ""))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
+    _value_labels(ax, bars, values, [float(line.get_ydata()[0]) for line in ax.get_lines()])
     return fig
+
+
+def _value_labels(ax: plt.Axes, bars: Sequence[Any], values: Sequence[float], lines: Sequence[float]) -> None:
+    """Each bar's value, 8 pt, above its top; where that would cross one of the horizontal
+    ``lines`` (GB/s), inside the bar under its top; where that would too, above the line. Call
+    after the axes' limits and layout are final: a label's height in data units follows from them."""
+    fig = ax.figure
+    height_pt = ax.get_position().height * fig.get_figheight() * 72
+    per_pt = (ax.get_ylim()[1] - ax.get_ylim()[0]) / height_pt
+    label = 12 * per_pt          # a 2 pt offset and an 8 pt label, with a point to spare either side
+
+    def crosses(lo: float, hi: float) -> list[float]:
+        return [y for y in lines if lo <= y <= hi]
+
+    for bar, v in zip(bars, values):
+        x = bar.get_x() + bar.get_width() / 2
+        if not crosses(v - per_pt, v + label):
+            y, va, dy = v, "bottom", 2
+        elif not crosses(v - label, v + per_pt):
+            y, va, dy = v, "top", -2
+        else:
+            y, va, dy = max(crosses(v - label, v + label)), "bottom", 2
+        ax.annotate(f"{v:,.0f}", (x, y), ha="center", va=va, fontsize=8, xytext=(0, dy),
+                    textcoords="offset points")
 
 
 def _draw_yours_ladder(ax: plt.Axes, yours: dict[str, Any], n: int, rows: Sequence[dict[str, Any]],

@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from helpers import bench
+from helpers.topics import reduce as R
 from helpers.topics import reduce_maps
 from helpers.viz import ladder as F
 from helpers.widgets import reduce as WR
@@ -33,6 +35,33 @@ def test_ladder_chart() -> None:
     assert ax.get_ylim()[1] >= 1.4 * top  # the legend sits above the copy and cupy.sum lines
     with pytest.raises(ValueError, match="n must be a size of this run"):
         F.ladder_chart(fake_ladder(), n=2**21)
+
+
+def test_ladder_chart_of_the_first_versions_only() -> None:
+    """Notebook 05 draws v0..v4 and cupy.sum only: the later versions, the seed and the copy wait for 06."""
+    fig = F.ladder_chart(fake_ladder(), n=2**25, versions=R.LADDER, copy=False, seed=False)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(R.LADDER)
+    assert len(ax.patches) == len(R.LADDER)
+    assert [line.get_label().split(":")[0] for line in ax.get_lines()] == ["cupy.sum (CUB)"]
+
+
+@pytest.mark.parametrize("on", ["v3", "v4"])
+def test_ladder_chart_value_labels_clear_the_lines(on: str) -> None:
+    """A bar whose top sits just under a line gets its value label inside the bar, not across the line."""
+    res = fake_ladder()
+    bar = bench.version_row(res, 2**25, on)["gbps"]
+    for row in bench.rows_for(res, 2**25, bench.COPY):
+        row["gbps"] = bar * 1.01
+    fig = F.ladder_chart(res, n=2**25)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    ys = [ax.transData.transform((0, line.get_ydata()[0]))[1] for line in ax.get_lines()]
+    labels = [t for t in ax.texts if t.get_text().replace(",", "").isdigit()]
+    assert len(labels) == len(ax.patches)
+    for t in labels:
+        box = t.get_window_extent()
+        assert not any(box.y0 <= y <= box.y1 for y in ys), t.get_text()
 
 
 def test_sweep_chart() -> None:
