@@ -6,7 +6,7 @@
 #
 # Default steps, in this order (STEPS="..." picks others; each runs under `timeout`, a failing step
 # does not stop the rest):
-#   tests      every GPU test (pytest -m gpu tests/gpu tests/test_exercises_gpu.py), $OUT/tests.log; its CEILING line is this
+#   tests      every GPU test (pytest -m gpu tests/gpu tests/exercises/test_exercises_gpu.py), $OUT/tests.log; its CEILING line is this
 #              GPU's memory ceiling as tests/gpu/test_reduce_tools_gpu.py read it from the device
 #   bench      python -m helpers.bench --record: the ladder 2^20..2^28 on this GPU, the line naming
 #              its memory ceiling and source, the relative verdicts (the H200's absolute goals only
@@ -43,7 +43,7 @@ echo "recordings into: $WARPLAB_RECORD_INTO" | tee -a "$summary"
 for s in $STEPS; do
   case $s in
     tests)
-      timeout 400 python3 -m pytest -q -s -m gpu -p no:cacheprovider tests/gpu tests/test_exercises_gpu.py > "$OUT/tests.log" 2>&1
+      timeout 400 python3 -m pytest -q -s -m gpu -p no:cacheprovider tests/gpu tests/exercises/test_exercises_gpu.py > "$OUT/tests.log" 2>&1
       rc=$?
       step tests "pytest exit $rc: $(tail -1 "$OUT/tests.log")"
       grep -h "^CEILING\|EQUIVALENCE" "$OUT/tests.log" | tee -a "$summary"

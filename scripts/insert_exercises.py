@@ -1,6 +1,6 @@
-"""Insert (or refresh) the "Exercises" section of notebooks 01-06, just before each one's Summary.
+"""Insert (or refresh) the "Exercises" section of notebooks 01-07, just before each one's Summary.
 
-    python scripts/insert_exercises.py [notebooks/NN_x.ipynb ...]     (default: notebooks/0[1-6]_*.ipynb)
+    python scripts/insert_exercises.py [notebooks/NN_x.ipynb ...]     (default: notebooks/0[1-7]_*.ipynb)
 
 Idempotent: every cell it writes carries the tag ``warplab-exercises``; running it again removes
 those cells and writes them anew (so it also refreshes them after helpers/exercises changes).
@@ -127,7 +127,7 @@ def insert(path: Path) -> str:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("0[1-6]_*.ipynb"))
+    paths = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("0[1-7]_*.ipynb"))
     for p in paths:
         print(insert(p))
     return 0

@@ -15,7 +15,7 @@ The budgets (``BUDGETS``): at most 2,500 main-path words for each notebook after
     python scripts/notebook_budget.py            # the table, every notebook
     python scripts/notebook_budget.py --check    # exit 1 and name each breach
 
-``tests/test_notebook_budget.py`` runs ``--check``'s logic, so the budget holds as the series changes.
+``tests/project/test_notebook_budget.py`` runs ``--check``'s logic, so the budget holds as the series changes.
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from helpers.engine import nvrtc  # noqa: E402
 from helpers.engine import kernels
 from helpers.topics.registry import registry
 
-ABOUT = ("Made by scripts/ship_compiled.py (./warplab ship) with NVRTC; checked by tests/test_kernels.py. "
+ABOUT = ("Made by scripts/ship_compiled.py (./warplab ship) with NVRTC; checked by tests/engine/test_kernels.py. "
          "Do not edit. Read with helpers.engine.kernels.shipped_ptx / shipped_compile_log.")
 
 

@@ -1,4 +1,4 @@
-"""Headless Chromium for the browser tests (tests/test_browser.py, tests/test_site.py): Debian's
+"""Headless Chromium for the browser tests (tests/project/test_browser.py, tests/project/test_site.py): Debian's
 ``chromium`` driven by Playwright for Python through ``executable_path`` (no browser download).
 
 Without Chromium (or Playwright) a browser test skips with the reason on a learner's machine; in CI

@@ -1,4 +1,4 @@
-"""Hypothesis settings and input strategies shared by the fuzz tests (tests/test_fuzz_*.py).
+"""Hypothesis settings and input strategies shared by the fuzz tests (tests/widgets/test_fuzz_*.py).
 
 CI runs the suite twice on a two-core machine, so every fuzz test has a small, fixed example
 budget: derandomized (the same examples every run, so CI never flakes on a new draw), no example

@@ -1,4 +1,4 @@
-"""A JupyterLab server for the browser tests (tests/test_browser.py, tests/test_browser_debugger.py).
+"""A JupyterLab server for the browser tests (tests/project/test_browser.py, tests/project/test_browser_debugger.py).
 
 :func:`serve` starts one on ``root`` with the settings the tests need, waits until it answers, yields its
 base URL and token, and stops it afterwards.

@@ -1,4 +1,4 @@
-"""The benchmarks of the reduction ladder (notebooks 05 and 06) and the sentences printed from their
+"""The benchmarks of the reduction ladder (notebooks 05 to 07) and the sentences printed from their
 results. ``from helpers import bench``: the names below are the package's face, for notebooks and
 the layers above; each lives in one module, named for what it holds:
 

@@ -1,5 +1,5 @@
 """The text views of a run (anywhere; plain text, deterministic for a recording), for the command
-line and notebooks 05 and 06.
+line and notebooks 05 to 07.
 
 Tables (:func:`format_table`, :func:`format_sweep`, :func:`format_tune`); checks
 (:func:`format_acceptance`, :func:`format_goals`); the ladder's steps (:func:`format_steps`,

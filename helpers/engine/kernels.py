@@ -13,7 +13,7 @@ Where NVRTC cannot be installed (macOS), :func:`shipped_ptx` and :func:`shipped_
 what the maintainers' NVRTC made (``./warplab ship``): the PTX of every registered instantiation
 (``helpers.topics.registry``) for :data:`SHIPPED_ARCHS`, and the log of every seed file that must not
 compile, each labelled with the NVRTC release. Notebooks show only these, so their stored outputs are
-the same with and without NVRTC; ``tests/test_kernels.py`` fails when one no longer matches its
+the same with and without NVRTC; ``tests/engine/test_kernels.py`` fails when one no longer matches its
 source and, where NVRTC is installed, recompiles each and compares.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An exercise whose answer spans the blocks of a grid: notebook 06's ``last_block_sum``, the
+"""An exercise whose answer spans the blocks of a grid: notebook 07's ``last_block_sum``, the
 last-block-done finish of reduce_onepass (``kernels/reduce_onepass.cu``).
 
 Blocks of one launch have no barrier in common. The machine orders a write in one block before a
@@ -119,7 +119,7 @@ def last_block_serial_check(reports: Sequence[Any], cases: Sequence[Case], modul
 
 LAST_BLOCK_SUM = Exercise(
     name="last_block_sum",
-    notebook="06",
+    notebook="07",
     title="Last block done: the finish of the one-pass kernel",
     signature="__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out)",
     contract=("Thread 0 of every block of a 1D grid (any gridDim.x) calls last_block_sum, once, with its block's "

@@ -23,5 +23,5 @@ def get(name: str) -> Exercise:
 
 
 def by_notebook(notebook: str) -> list[Exercise]:
-    """The exercises of notebook ``"01"`` .. ``"06"``, in order."""
+    """The exercises of notebook ``"01"`` .. ``"07"``, in order."""
     return [ex for ex in EXERCISES.values() if ex.notebook == notebook]

@@ -89,7 +89,7 @@ class Exercise:
 
     name:       the exact name graded from outside (``helpers.exercises.check(name, source)``);
                 the harness kernel is ``NAME_harness`` (:attr:`kernel`).
-    notebook:   the notebook it belongs to, ``"01"`` .. ``"06"``.
+    notebook:   the notebook it belongs to, ``"01"`` .. ``"07"``.
     title:      a short title.
     signature:  the function the learner writes, exactly.
     contract:   who calls it, with what, and what must hold afterwards (plain sentences).

@@ -56,6 +56,10 @@ from helpers.machine.warpcalls import WarpCalls
 # from block to block costs a few thousand steps, high enough that the loops of ordinary kernels,
 # which run as one group because lowest-PC-first keeps them together, are never split by it.
 FAIR_SPINS = 256
+# A back edge that has once needed fair turns is a spin loop (a lock, a flag): later groups spinning
+# there hand turns after this many iterations, so a lock that the 32 lanes of a warp take in turn costs
+# one long wait, not 32. Ordinary kernels never reach FAIR_SPINS, so this never applies to them.
+FAIR_SPINS_AGAIN = 4
 
 
 def _prepared(fn: Function) -> list:
@@ -216,6 +220,7 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
         cw_pred = self.cw["predicated_on"]
         guards = {}
         turns: list = []   # fair turns still owed (see owed_turns), the next one last
+        spun: set = set()  # back edges that have needed fair turns (FAIR_SPINS_AGAIN)
         while True:
             turn = False
             if turns:
@@ -316,7 +321,8 @@ class Launch(Scheduler, Layout, Findings, Taint, Access, Races, Ordering, Atomic
                                 G.put(self.pc, op.target)
                                 break
                             spins += 1
-                            if spins > FAIR_SPINS and q < 1 << 62:
+                            if q < 1 << 62 and spins > (FAIR_SPINS_AGAIN if p in spun else FAIR_SPINS):
+                                spun.add(p)
                                 G.put(self.pc, op.target)
                                 turns = self.owed_turns(G)
                                 break

@@ -1,5 +1,5 @@
 """A real all-reduce through NCCL (``cupy.cuda.nccl``), one process per GPU: the recording of
-notebook 07, ``data/allreduce_nccl.json``. Run by ``scripts/gpu/nccl_allreduce.py`` (launched by
+notebook 08, ``data/allreduce_nccl.json``. Run by ``scripts/gpu/nccl_allreduce.py`` (launched by
 ``scripts/gpu/allreduce.sh``); the pure parts (sizes, formulas, the loader) are in
 :mod:`helpers.topics.allreduce`.
 
@@ -16,7 +16,7 @@ since one rank's all-reduce is a copy):
 * **float_check**: random normal floats; NCCL's float32 sums against NumPy's float64 sum (inside
   the any-order bound?), NumPy's float32 sum and the emulator's ring and tree orders.
 * **hierarchical**: the global sum of one shard per GPU, two ways, interleaved: each GPU reduces
-  its shard with the series' fastest kernel (``v9``, notebook 06) and NCCL all-reduces the one
+  its shard with the series' fastest kernel (``v9``, notebook 07) and NCCL all-reduces the one
   float; or NCCL all-reduces the whole shard and each GPU then reduces the summed buffer.
   ``cupy.sum`` and the local kernel alone are timed in the same run as yardsticks.
 
@@ -47,7 +47,7 @@ from helpers.topics import allreduce as A
 from helpers import data
 from helpers.topics import reduce as R
 
-LOCAL_VERSION = "v9"             # notebook 06's fastest full reduction in device time (one launch)
+LOCAL_VERSION = "v9"             # notebook 07's fastest full reduction in device time (one launch)
 HIER_COUNTS = (1 << 20, 1 << 24, 1 << 28)   # float32 per GPU: 4 MiB, 64 MiB, 1 GiB
 FLOAT_CHECK_COUNT = 1 << 22
 PERIOD = 17

@@ -11,10 +11,10 @@ Writes, stamped with GPU, driver and CuPy versions:
 * ``data/exited_reads.json``  what the hardware returned for shuffle reads of exited lanes (undefined)
 
 then the recordings of notebooks 03-04 (:func:`helpers.recording.record_reduce.record`), and, unless
-``--no-bench``, the ladder and the sweep of notebooks 05-06 (``bench_ladder.json``, ``bench_sweep.json``:
+``--no-bench``, the ladder and the sweep of notebooks 05-07 (``bench_ladder.json``, ``bench_sweep.json``:
 :func:`helpers.bench.run_ladder`, :func:`helpers.bench.run_sweep`, sizes this GPU's free memory
 holds), which those notebooks' charts draw beside the H200's as "your GPU". CI, with no GPU, checks
-that the emulator reproduces each shipped file (tests/test_recorded.py and the per-topic tests).
+that the emulator reproduces each shipped file (tests/recording/test_recorded.py and the per-topic tests).
 """
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def fits(n: int, free_bytes: int) -> bool:
 
 
 def record_bench() -> list:
-    """On the GPU: the ladder and a sweep (notebooks 05-06), recorded with this GPU's ceiling."""
+    """On the GPU: the ladder and a sweep (notebooks 05-07), recorded with this GPU's ceiling."""
     import cupy
 
     from helpers import bench
@@ -146,7 +146,7 @@ def record_bench() -> list:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only-core", action="store_true", help="skip the per-topic recorders and the benchmarks")
-    parser.add_argument("--no-bench", action="store_true", help="skip the ladder and sweep of notebooks 05-06")
+    parser.add_argument("--no-bench", action="store_true", help="skip the ladder and sweep of notebooks 05-07")
     parser.add_argument("--no-sanitizer", action="store_true", help="skip the compute-sanitizer runs of notebook 04")
     args = parser.parse_args(argv)
     d = backend.detect()

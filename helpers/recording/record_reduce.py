@@ -18,8 +18,8 @@
   numbers of the summary the limit changes.
 
 ``python -m helpers.recording.record`` calls :func:`record`; ``python3 -m helpers.recording.record_reduce`` does too.
-CI, without a GPU, checks that the emulator reproduces each file (tests/test_warp_reduce.py,
-tests/test_block_reduce.py).
+CI, without a GPU, checks that the emulator reproduces each file (tests/topics/test_warp_reduce.py,
+tests/topics/test_block_reduce.py).
 """
 from __future__ import annotations
 

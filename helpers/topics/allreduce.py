@@ -1,4 +1,4 @@
-"""All-reduce across GPUs (notebook 07): ring and tree schedules, emulated on the CPU with simulated
+"""All-reduce across GPUs (notebook 08): ring and tree schedules, emulated on the CPU with simulated
 ranks; what each rank sends; NCCL's algbw and busbw; the NCCL recording and its text.
 
 An **all-reduce** over ``n`` ranks (one process per GPU) leaves on every rank the elementwise sum of

@@ -1,4 +1,4 @@
-"""Figures and text tables of notebook 07: an all-reduce drawn as ranks (rows) by chunks (cells), one
+"""Figures and text tables of notebook 08: an all-reduce drawn as ranks (rows) by chunks (cells), one
 frame per step, and the charts of what each rank sends and of the NCCL recording.
 
 The visual language is the series' (:mod:`helpers.viz.style`): a message is an arrow from the sending

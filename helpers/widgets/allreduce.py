@@ -1,4 +1,4 @@
-"""The all-reduce explorer of notebook 07: algorithm, ranks, elements, values, step and a chunk to follow.
+"""The all-reduce explorer of notebook 08: algorithm, ranks, elements, values, step and a chunk to follow.
 
 As every explorer of the series: :func:`allreduce_view` is a pure function from the widget values
 to a :class:`helpers.widgets.base.View` (a figure and a text, or a message saying what is wrong and

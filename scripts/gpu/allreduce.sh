@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NCCL all-reduce on this host's GPUs (notebook 07), one process per GPU: correctness against NumPy
+# NCCL all-reduce on this host's GPUs (notebook 08), one process per GPU: correctness against NumPy
 # and a size sweep 8 B .. 4 GiB (algbw, busbw), a float-order check, and the hierarchical reduce.
 # Writes data/allreduce_nccl.json (stamped: GPUs, NCCL version, nvidia-smi topology) and copies it,
 # with the log and the topology, into $OUT/allreduce/.

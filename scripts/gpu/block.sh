@@ -37,7 +37,7 @@ fi
 if has replay; then
   # The emulator must reproduce every recording: run the CPU tests on the emulator backend.
   WARPLAB_BACKEND=emulator timeout 120 python3 -m pytest -q -p no:cacheprovider \
-    tests/test_warp_reduce.py tests/test_block_reduce.py -k "recorded" > "$LOG/replay.log" 2>&1
+    tests/topics/test_warp_reduce.py tests/topics/test_block_reduce.py -k "recorded" > "$LOG/replay.log" 2>&1
   rc=$?; note replay "exit $rc ($(tail -1 "$LOG/replay.log"))"
 fi
 

@@ -151,7 +151,7 @@ V9Q = {
 # same shape (PACKED 1), and, for the evict-first (HBM) rows, reduce_v9 itself at the same shape with and
 # without __launch_bounds__(BLOCK, 1) (kinds v9s, v9m): (B, U, G, STREAM, K, MINB). Whole rounds at powers
 # of two (no one-at-a-time tail); 16 a round in one wave at its 86 registers (1 block of 512, 2 of 256 per SM).
-# In ptxas 13.0's SASS the MINB kernels keep U float4 loads in flight (tests/test_sass.py); without it
+# In ptxas 13.0's SASS the MINB kernels keep U float4 loads in flight (tests/engine/test_sass.py); without it
 # reduce_v9 keeps 4 to 6 of 8 and v9k 3 to 8 (scripts/sass_loads.py).
 _V9M_HBM = [(1024, 8, 128, 1, 4, 1), (512, 8, 256, 1, 8, 1), (256, 8, 512, 1, 16, 1), (1024, 4, 128, 1, 4, 1)]
 V9M = {
@@ -166,7 +166,7 @@ V9M = {
 # v9's ticket drawn so that warp 0 issues its loads before the reply arrives (floor_v9k PACKED 2; not run
 # yet), each beside v9's own draw (PACKED 1): (B, U, G, STREAM, K). In ptxas 13.0's SASS of v9 the warp that
 # draws waits for the atomic's reply (the SHFL of ptxas's warp aggregation) before issuing its loads; with
-# PACKED 2 the first wait on it comes after the loads (tests/test_sass.py). Round 4 put drawing the ticket at
+# PACKED 2 the first wait on it comes after the loads (tests/engine/test_sass.py). Round 4 put drawing the ticket at
 # 0.24 us at 2^20 (docs/probes/v9_round4.md). At 2^24 also the shape branch v9-inflight launches from HBM
 # (256 x 8 a round, 512 blocks), so scripts/gpu/inflight_verdict.py sees the ticket there too.
 V9A = {

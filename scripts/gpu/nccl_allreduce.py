@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NCCL all-reduce through CuPy, one process per GPU: records data/allreduce_nccl.json (notebook 07).
+"""NCCL all-reduce through CuPy, one process per GPU: records data/allreduce_nccl.json (notebook 08).
 
     bash scripts/gpu/allreduce.sh                       # the launcher: use it (NVLS off, logs, $OUT)
     python3 scripts/gpu/nccl_allreduce.py --help        # options: --world, --max-bytes, --repeat, ...

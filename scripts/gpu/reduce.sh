@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reduction ladder on the H200 (notebooks 05/06): GPU tests, benchmark recordings, Nsight Compute
+# The reduction ladder on the H200 (notebooks 05-07): GPU tests, benchmark recordings, Nsight Compute
 # counters and compute-sanitizer summaries, all written to data/ (stamped), logs to $OUT/reduce/.
 #
 #   OUT=/some/dir bash scripts/gpu/reduce.sh            # from the repo root, on the GPU host

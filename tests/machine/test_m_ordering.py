@@ -17,9 +17,8 @@ using blk_ref = cuda::atomic_ref<int, cuda::thread_scope_block>;
 
 // Message passing between warp 0 (lane 0 writes) and warp 1 (lane 0 reads) of one block.
 // FENCES 1: __threadfence() on both sides; 0: none (a planted defect).
-// (The writer's code comes first in program order for every thread: the machine runs the lowest PC
-// first, and a reader placed before it spins until fair scheduling lands; see
-// test_reader_first_needs_fair_scheduling.)
+// (The writer's code comes first in program order; mp_reader_first puts the reader first, which
+// finishes through fair scheduling: test_reader_first_needs_fair_scheduling.)
 template <int FENCES>
 __device__ void mp_atomics(int* data, int* flag, int* out) {
     if (threadIdx.x == 0) {
@@ -160,21 +159,18 @@ def test_lock_taken_in_turn_orders_the_data(mod, grid, block):
     assert counter[0] == grid[0] * block[0] and not rep.undefined[1][0]
 
 
-_FAIR = "needs fair scheduling of diverged paths and blocks (issue 28 part 3, the 'sched' engineer)"
-
-
-@pytest.mark.xfail(reason=_FAIR + ": the spinning threads' lower PC runs forever", raises=machine.StepLimit,
-                   strict=False)
 @pytest.mark.parametrize("grid, block", [((4,), (1,)), ((1,), (32,))])
 def test_short_spin_lock_needs_fair_scheduling(mod, grid, block):
+    """The spinning threads are the lower PC; fair turns (FAIR_SPINS, then FAIR_SPINS_AGAIN at a back edge
+    that has spun before) let the holder, a block or a lane of the same warp, release the lock."""
     lock, counter = np.zeros(1, np.int32), np.zeros(1, np.int32)
     rep = mod.get_function("lock_spin")(grid, block, (lock, counter), max_steps=20_000)
     assert rep.clean, rep.summary()
     assert counter[0] == grid[0] * block[0]
 
 
-@pytest.mark.xfail(reason=_FAIR + ": the reader's spin loop is the lower PC", raises=machine.StepLimit, strict=False)
 def test_reader_first_needs_fair_scheduling(mod):
+    """The reader's spin loop is the lower PC: a fair turn lets the writer set the flag."""
     data, flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32), np.full(1, -1, np.int32)
     rep = mod.get_function("mp_reader_first")((1,), (64,), (data, flag, out), max_steps=20_000)
     assert rep.clean and out[0] == 42, rep.summary()

@@ -226,7 +226,7 @@ def record_programs(work: Path, jobs: int, stamp: dict[str, str], n_programs: in
     return {"programs": sum(len(m.programs) for m in mods), "not_ok": len(bad), "modules": len(mods)}
 
 
-# v0..v4 for the counters beside ncu's; v9 so that tests/test_sass.py can check, on the H200 host's own
+# v0..v4 for the counters beside ncu's; v9 so that tests/engine/test_sass.py can check, on the H200 host's own
 # SASS, what the CPU's ptxas says of v9's loads in flight and its ticket
 SASS_FILES: tuple[str, ...] = ("reduce_v0", "reduce_v1", "reduce_v2", "reduce_v3", "reduce_v4", "reduce_v9")
 

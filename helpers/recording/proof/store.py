@@ -10,7 +10,7 @@
   launch, features, intent), each module's PTX, and the H200's outputs (``<program>.iout``, ``.fout``).
 * ``machine_sass.json.gz``: the SASS (``ptxas -arch=sm_90`` then ``cuobjdump -sass``) of the
   recorded PTX of reduce_v0..v4 (and v9, from its next recording), to set the machine's PTX counters
-  beside ncu's SASS counters, and to check the SASS read on the CPU (tests/test_sass.py).
+  beside ncu's SASS counters, and to check the SASS read on the CPU (tests/engine/test_sass.py).
 * ``machine_sanitizer.json``: racecheck / synccheck verdicts per sampled program, and the runs that
   show what compute-sanitizer cannot see (an out-of-bounds read inside a pooled allocation, a
   shuffle read of an exited lane).

@@ -1,4 +1,4 @@
-// Reference solution of the exercise last_block_sum (notebook 06): the last-block-done finish of
+// Reference solution of the exercise last_block_sum (notebook 07): the last-block-done finish of
 // reduce_onepass (kernels/reduce_onepass.cu), done by thread 0 alone.
 //
 // Contract: __device__ void last_block_sum(float block_sum, float* partials, unsigned int* done,

@@ -1,4 +1,4 @@
-// Known-wrong answer to block_reduce_sum (tests/test_exercises.py): the reference solution with
+// Known-wrong answer to block_reduce_sum (tests/exercises/test_exercises.py): the reference solution with
 // the seed's rounding in phase 2, blockDim.x / 32 warps: a partial last warp's sum is dropped.
 __device__ float warp_sum_of_first(float v, int lanes) {
     const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;

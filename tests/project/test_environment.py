@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETS = ("lab", "test", "nvrtc", "gpu")
 RELOCK = "the lock is out of date: run ./warplab lock --keep (or ./warplab lock to upgrade) and commit"
 CUDA_PACKAGES = {"cupy-cuda12x", "nvidia-cuda-nvrtc-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cuda-cccl-cu12"}

@@ -73,7 +73,7 @@ def test_shuffles_refuse_or_answer(mode, values, operand, width, mask, active, b
 @given(mode=st.sampled_from(sorted(SHUFFLES)), values=int_lane_arrays(max_warps=1).map(np.atleast_2d),
        operand=st.integers(0, 31), width=WIDTHS, mask=st.integers(0, 0xFFFFFFFF), active=hnp.arrays(bool, (1, LANES)))
 def test_shuffles_match_the_programming_guide(mode, values, operand, width, mask, active) -> None:
-    # the lanes that do not call have exited (lanes alive elsewhere: tests/test_emulator.py)
+    # the lanes that do not call have exited (lanes alive elsewhere: tests/engine/test_emulator.py)
     r = SHUFFLES[mode](values, operand, width, mask, active, backend=EMU, exited=~active)
     calling = _calling(mask, active[0])
     for lane in range(LANES):

@@ -10,7 +10,7 @@ from helpers.exercises import magic
 
 pytestmark = pytest.mark.needs_nvrtc
 ipywidgets = pytest.importorskip("ipywidgets")
-WRONG = Path(__file__).resolve().parents[1] / "kernels" / "exercises" / "wrong"
+WRONG = Path(__file__).resolve().parents[2] / "kernels" / "exercises" / "wrong"
 
 
 def _check(file: str):

@@ -39,7 +39,7 @@ def test_names_and_required_contracts() -> None:
     assert {"warp_reduce_max", "block_reduce_sum"} <= set(names)
     assert exercises.get("warp_reduce_max").signature == "__device__ float warp_reduce_max(float v)"
     assert exercises.get("block_reduce_sum").signature == "__device__ float block_reduce_sum(float v, float* shared)"
-    assert {exercises.get(n).notebook for n in names} == {"01", "02", "03", "04", "05", "06"}
+    assert {exercises.get(n).notebook for n in names} == {"01", "02", "03", "04", "05", "06", "07"}
     with pytest.raises(ValueError, match="name must be one of the exercises"):
         exercises.get("warp_reduce_min")
 

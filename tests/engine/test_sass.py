@@ -1,11 +1,11 @@
 """SASS read on the CPU (helpers.engine.sass): the parser and the loads-in-flight count on three real
-loops (tests/sass_fixtures/, from ptxas 13.0.88 for sm_90), then, where ptxas, cuobjdump and nvdisasm
+loops (tests/engine/sass_fixtures/, from ptxas 13.0.88 for sm_90), then, where ptxas, cuobjdump and nvdisasm
 are found, the kernels themselves, with the H200 host's ptxas release:
 
 * every launch v9's dispatcher makes on an H200 keeps all of its round's float4 loads in flight, so the
-  "four loads in flight per thread" of notebook 06 holds in the code the GPU runs, not only in the source;
+  "four loads in flight per thread" of notebooks 06 and 07 holds in the code the GPU runs, not only in the source;
   v8, onepass and v9 keep 2 and 4 a round in flight, and 3 to 6 of 8 (notebook 06, section 4); v9's warp
-  collector keeps its 8 slot loads in flight (section 6); v6 and v7 keep eight 4-byte loads in flight
+  collector keeps its 8 slot loads in flight (notebook 07, section 2); v6 and v7 keep eight 4-byte loads in flight
   (section 4); v3 and v4 issue both of their loads before the add (notebook 05, section 5);
 * ptxas here makes, from the recorded PTX, the SASS the H200 host made (data/machine_sass.json.gz);
 * the warp that draws v9's ticket waits for the atomic's reply before its loads, and the probe's other draw
@@ -169,7 +169,7 @@ def _bodies(source: str, names: list[str]) -> dict[str, list[sass.Instruction]]:
 @pytest.mark.needs_nvrtc
 @pytest.mark.needs_sass
 def test_v9_warp_collector_keeps_eight_slot_loads_in_flight(h200_ptxas: None) -> None:
-    """Notebook 06, section 6: warp 0 of the last block polls the slots with eight loads per lane in flight."""
+    """Notebook 07, section 2: warp 0 of the last block polls the slots with eight loads per lane in flight."""
     for name, body in _bodies(kernels.source("reduce_v9"), [f"reduce_v9<{b}>" for b in (256, 512, 1024)]).items():
         assert max(sass.loads_in_flight(body, s, e, bits=64) for s, e in sass.loops(body)) == 8, name
 

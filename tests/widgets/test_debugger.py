@@ -8,7 +8,7 @@ import pytest
 
 from helpers.engine import kernels
 from helpers.widgets import debug as D
-from tests.test_steps import BLOCK, DIVERGE
+from tests.machine.test_steps import BLOCK, DIVERGE
 
 pytestmark = pytest.mark.needs_nvrtc
 ipywidgets = pytest.importorskip("ipywidgets")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import warplab  # noqa: E402
 
@@ -62,7 +62,7 @@ def test_test_runs_only_the_paths_given() -> None:
     assert warplab.pytest_args(["-q", "-k", "emulator"]) == [*first, "tests", "notebooks", "-q", "-k", "emulator"]
     one = "notebooks/02_shfl_down_offset_width.ipynb"
     assert warplab.pytest_args([one]) == [*first, one]
-    assert warplab.pytest_args(["tests/test_expr.py::test_x", "-x"]) == [*first, "tests/test_expr.py::test_x", "-x"]
+    assert warplab.pytest_args(["tests/widgets/test_expr.py::test_x", "-x"]) == [*first, "tests/widgets/test_expr.py::test_x", "-x"]
 
 
 @pytest.mark.parametrize("own", [["-n", "0"], ["-n2"], ["--numprocesses=3"], ["-p", "no:xdist"]])

@@ -9,7 +9,7 @@ import pytest
 
 from helpers.engine import backend
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_report_says_who_chose_the_emulator(monkeypatch: pytest.MonkeyPatch) -> None:

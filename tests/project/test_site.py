@@ -29,7 +29,7 @@ import pytest
 
 import chromium
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("warplab_build_site", ROOT / "scripts" / "build_site.py")
 site = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = site

@@ -1,4 +1,4 @@
-"""Notebook 07's emulated all-reduce: ring and tree against independent float32 references and NumPy,
+"""Notebook 08's emulated all-reduce: ring and tree against independent float32 references and NumPy,
 for many rank counts and sizes (also sizes the rank count does not divide); NCCL's tree rule; the
 byte counts and bandwidth formulas; the figures and the explorer over their whole range."""
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_float_orders_differ_but_stay_inside_the_bound() -> None:
 @pytest.mark.parametrize("n", (2, 3, 8, 16, 64))
 @pytest.mark.parametrize("m", (2, 7, 1000))
 def test_numpy_sums_axis0_rank_by_rank_for_these_shapes(n: int, m: int) -> None:
-    """What notebook 07 says of NumPy: np.sum(x, axis=0) on a C-contiguous (ranks, elements) float32
+    """What notebook 08 says of NumPy: np.sum(x, axis=0) on a C-contiguous (ranks, elements) float32
     array with at least 2 elements adds the ranks one after the other, rank 0 first."""
     x = A.random_inputs(n, m, seed=5)
     acc = x[0].copy()

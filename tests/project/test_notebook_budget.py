@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "scripts" / "notebook_budget.py"
+_PATH = Path(__file__).resolve().parents[2] / "scripts" / "notebook_budget.py"
 _spec = importlib.util.spec_from_file_location("warplab_notebook_budget", _PATH)
 budget = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = budget

@@ -1,7 +1,7 @@
 """Regression tests for issue 15: one group per finding (bad input, scale, responsiveness).
 
 Each test names the finding it pins down. The property-based fuzz tests that keep the whole class
-of bug fixed are in tests/test_fuzz_api.py and tests/test_fuzz_views.py.
+of bug fixed are in tests/widgets/test_fuzz_api.py and tests/widgets/test_fuzz_views.py.
 """
 from __future__ import annotations
 
@@ -464,4 +464,4 @@ def test_7_ladder_explorer_renders_a_map_once(monkeypatch) -> None:
     assert len(calls) == 2                      # v0<256> once, v0<512> once
 
 
-# Finding 7's stamped text is tested in tests/test_figures.py (StampRenderer, LaneTexts).
+# Finding 7's stamped text is tested in tests/viz/test_figures.py (StampRenderer, LaneTexts).

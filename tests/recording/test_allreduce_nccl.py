@@ -18,7 +18,7 @@ from helpers.recording import allreduce_nccl as N
 from helpers import data
 from helpers.viz import allreduce as F
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = ROOT / "scripts" / "gpu" / "allreduce.sh"
 SCRIPT = ROOT / "scripts" / "gpu" / "nccl_allreduce.py"
 

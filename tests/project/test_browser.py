@@ -24,7 +24,7 @@ import pytest
 import chromium
 import jupyter_lab
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = {
     "02": "notebooks/02_shfl_down_offset_width.ipynb",
     "03": "notebooks/03_warp_reduce_trees.ipynb",

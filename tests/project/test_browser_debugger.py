@@ -1,7 +1,7 @@
 """A real browser: the lane debugger (``%%simt``) in JupyterLab. A learner moves the step slider and
 sees the highlighted source line and the lanes change.
 
-The setup is tests/test_browser.py's (its settings, its :class:`Notebook` tab driver, Chromium as
+The setup is tests/project/test_browser.py's (its settings, its :class:`Notebook` tab driver, Chromium as
 ``tests/chromium.py`` starts it), on one small notebook written for this test in a temporary folder.
 With ``WARPLAB_SCREENSHOT=PATH`` the test also saves the debugger's picture there (how
 ``docs/debugger.png`` was made).

@@ -16,7 +16,7 @@ from helpers.engine import backend, warp
 from helpers.topics import reduce as R
 from helpers.topics import warp_reduce as wr
 from helpers.viz import ladder as F
-from tests.test_reduce_bench import FAKE_GPU, fake_ladder
+from tests.bench.test_reduce_bench import FAKE_GPU, fake_ladder
 
 H100 = backend.Detection(True, "CUDA device found (test)", gpu_name=FAKE_GPU, compute_capability="9.0",
                          cupy_version="14.2.0", driver_version="13.0", cuda_runtime="13.0")
