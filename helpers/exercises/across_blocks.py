@@ -124,12 +124,12 @@ LAST_BLOCK_SUM = Exercise(
     title="Last block done: the finish of the one-pass kernel",
     signature="__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out)",
     contract=("Thread 0 of every block of a 1D grid (any gridDim.x) calls last_block_sum, once, with its block's "
-              "sum; the other threads of the block do not call it. partials has room for gridDim.x floats, "
+              "sum. The other threads of the block do not call it. partials has room for gridDim.x floats, "
               "*done is 0 at launch; *out holds no particular value at launch (the check fills it with NaN). "
               "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
               "again, so that the next launch can use the same counter. Blocks must be able to run in any order, "
-              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another: "
-              "the machine runs them all at once, then once more one after another, block 0 first. It reports a "
+              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another. "
+              "The machine runs them all at once, then once more one after another, block 0 first. It reports a "
               "read of another block's "
               "partial that nothing orders after its write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
               "its atomicInc; the PTX ISA's memory consistency model (Release and Acquire Patterns) needs one "
