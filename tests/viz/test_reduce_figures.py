@@ -15,7 +15,7 @@ from helpers.topics import reduce_maps
 from helpers.viz import ladder as F
 from helpers.widgets import reduce as WR
 
-from test_reduce_bench import fake_ladder
+from tests.bench.test_reduce_bench import fake_ladder
 
 
 @pytest.fixture(autouse=True)
