@@ -194,9 +194,9 @@ def block_timeline(events: Sequence[BlockEvent], title: str, source: str,
     return fig
 
 
-ONE_LAUNCH = {  # version: (file, name expression, defines, partials dtype, workspace dtype)
-    "onepass": ("reduce_onepass.cu", "reduce_onepass<{block}>", ("REDUCE_UNROLL=4",), np.float32, np.uint32),
-    "v9": ("reduce_v9.cu", "reduce_v9<{block}>", ("REDUCE_UNROLL=4", "REDUCE_STREAM=0"), np.uint64, np.uint64),
+ONE_LAUNCH = {  # version: (file, name expression, partials dtype, workspace dtype)
+    "onepass": ("reduce_onepass.cu", "reduce_onepass<{block}>", np.float32, np.uint32),
+    "v9": ("reduce_v9.cu", "reduce_v9<{block}>", np.uint64, np.uint64),
 }
 
 
@@ -228,7 +228,10 @@ def run_one_launch(version: str, grid: int = 4, block: int = 128, serial: bool =
         raise ValueError(f"grid must be 2 to 8 blocks (a figure of a few rows); got {grid}")
     if block not in (64, 128, 256):
         raise ValueError(f"block must be 64, 128 or 256; got {block}")
-    file, expr, defines, slot_t, ws_t = ONE_LAUNCH[version]
+    from helpers.topics.reduce import launch_defines
+
+    file, expr, slot_t, ws_t = ONE_LAUNCH[version]
+    defines = launch_defines(version, stream=False)   # the defines reduce_sum uses: their PTX is shipped (no NVRTC needed)
     expr = expr.format(block=block)
     n = 4 * block * grid
     args = (np.ones(n, np.float32), np.zeros(grid, slot_t), np.zeros(1, ws_t), np.zeros(1, np.float32), np.int64(n))

@@ -60,3 +60,17 @@ def test_bad_parameters_are_named() -> None:
         F.run_one_launch("v9", block=100)
     with pytest.raises(ValueError, match="events is empty"):
         F.block_timeline([], "t", "s")
+
+
+@pytest.mark.parametrize("version", ["onepass", "v9"])
+@pytest.mark.parametrize("block", [64, 128, 256])
+def test_runs_need_no_nvrtc(version: str, block: int) -> None:
+    """The figures' kernels are in the shipped PTX with reduce_sum's defines, so a laptop without
+    NVRTC draws them too."""
+    from helpers.engine import kernels
+    from helpers.topics.launch import MACHINE_ARCH
+    from helpers.topics.reduce import launch_defines
+
+    file, expr, _, _ = F.ONE_LAUNCH[version]
+    shipped = kernels.shipped_ptx(file.removesuffix(".cu"), arch=MACHINE_ARCH, defines=launch_defines(version, stream=False))
+    assert expr.format(block=block) in shipped.lowered
