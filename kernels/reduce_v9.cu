@@ -37,7 +37,7 @@
 // Still wrong (what nothing here fixes): the launch itself (about 0.7 us in a CUDA graph) and the
 // memory system. At large n the loads run at 96 to 97 % of the HBM3e datasheet's 4.8 TB/s, where
 // cupy.sum (CUB) runs too; at n = 2^20 the combine across blocks (ticket, publish, poll) still
-// cost 0.7 to 1.0 us on top of the loads and the block tree (floor_probe.py, 128 x 512 blocks).
+// cost 0.7 to 1.0 us on top of the loads and the block tree (H200 timing runs, 128 x 512 blocks).
 //
 // Contract: blockDim.x == BLOCK, a power of two in [64, 1024]; any grid >= 1 (reduce_v9<BLOCK, true>:
 // a grid of 1, where slots and state are not touched); `slots` holds at
@@ -107,7 +107,7 @@ __device__ __forceinline__ float collect_slots(const unsigned long long* slots, 
 // warp sums in index order. block_sum_shfl's second WarpReduceSum is five shuffles, each waiting
 // for the one before; here the shared-memory loads are independent and the adds take a few cycles
 // each: one block of 128 to 512 threads measured 0.05 to 0.18 us faster on the H200
-// (docs/probes/v9_round3.md). Called by every thread of the block (it contains a barrier); a
+// (H200 timing runs, 2026-12-04). Called by every thread of the block (it contains a barrier); a
 // caller that calls it again must put a __syncthreads() between the two calls.
 template <int BLOCK>
 __device__ __forceinline__ float block_sum_in_order(float v) {
@@ -136,7 +136,7 @@ __device__ __forceinline__ float block_sum_in_order(float v) {
 // ONE_BLOCK (reduce_v9<BLOCK, true>): the instantiation the dispatcher launches when one block does
 // (up to 2^14 floats): the loads, the block tree and one store, and none of the code below, which a
 // one-block launch of the general kernel skips but still carries (0.03 to 0.2 us more per launch on
-// the H200, scripts/gpu/floor_probe.py). It requires gridDim.x == 1 and traps otherwise.
+// the H200, in a timing run since retired). It requires gridDim.x == 1 and traps otherwise.
 template <int BLOCK, bool ONE_BLOCK = false>
 __global__ void __launch_bounds__(BLOCK) reduce_v9(const float* __restrict__ in, unsigned long long* slots,
                                                    unsigned long long* state, float* out, long long n) {

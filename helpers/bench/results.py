@@ -156,7 +156,7 @@ def crossover(results: dict[str, Any], a: str, b: str) -> Optional[int]:
     return found
 
 
-# Two runs of the same kernels on the H200 an hour apart (2026-12-01, scripts/gpu/reduce_probe.py)
+# Two runs of the same kernels on the H200 an hour apart (2026-12-01)
 # differed by up to 3 % at 2^20 and 0.1 % at 2^28, each time inside one run's tight spread: a step
 # whose speed-up is within this of 1 is reported as drift, never as faster or slower.
 DRIFT = 0.03

@@ -65,9 +65,8 @@ SPECS: dict[str, Version] = {
 ONE_LAUNCH: tuple[str, ...] = ("onepass", "v9")  # the whole sum in one launch, whatever the grid
 
 # v9's launch (v9_launch, grid_size), chosen from 2,195 timed settings of block, loads per round,
-# grid and load kind at every size 2^10 .. 2^30 on the H200 (scripts/gpu/reduce_probe.py, and
-# scripts/gpu/one_block_probe.py for one block; docs/probes/v9_round3.md, 2026-12-04); the
-# recorded sweep (data/bench_sweep.json) is what shows the outcome.
+# grid and load kind at every size 2^10 .. 2^30 on the H200 (2026-12-04; the timing scripts are
+# retired, in git history); the recorded sweep (data/bench_sweep.json) is what shows the outcome.
 # Up to V9_ONE_BLOCK_MAX_N floats (64 KiB), one block: no ticket, no slots, nothing to wait for.
 V9_ONE_BLOCK_MAX_N = 2**14
 # Warp 0 of the last block collects up to this many slots in one pass, 8 loads per lane, with no
@@ -76,7 +75,7 @@ V9_WARP_SLOTS = 256
 # L2-resident inputs up to V9_ONE_ROUND_MAX_N floats: one round of loads per thread in blocks of
 # V9_L2_BLOCKS[0] threads, up to V9_WARP_SLOTS blocks; beyond, V9_L2_BLOCKS[1] threads
 # (V9_L2_BLOCKS[2] once V9_L2_BLOCKS[1] would need more than V9_L2_ROUNDS rounds) and at most
-# V9_L2_MAX_BLOCKS blocks (scripts/gpu/floor_probe.py, docs/probes/v9_round4.md).
+# V9_L2_MAX_BLOCKS blocks (chosen from H200 timing runs of the combine across blocks).
 V9_ONE_ROUND_MAX_N = 2**20
 V9_L2_BLOCKS: tuple[int, int, int] = (256, 512, 1024)
 V9_L2_ROUNDS = 2

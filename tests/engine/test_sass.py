@@ -8,11 +8,7 @@ are found, the kernels themselves, with the H200 host's ptxas release:
   collector keeps its 8 slot loads in flight (notebook 07, section 2); v6 and v7 keep eight 4-byte loads in flight
   (section 4); v3 and v4 issue both of their loads before the add (notebook 05, section 5);
 * ptxas here makes, from the recorded PTX, the SASS the H200 host made (data/machine_sass.json.gz);
-* the warp that draws v9's ticket waits for the atomic's reply before its loads, and the probe's other draw
-  does not (docs/probes/v9_round5.md, section 4);
-* the floor probe's premises (docs/probes/v9_round5.md, section 3): under __launch_bounds__(BLOCK, 1) its
-  kinds m and v9m keep every load of a round in flight up to 8 a round, and the whole-last-round variant at
-  four loads (20.7 to 21.8 us at 2^24 on the H200) keeps one.
+* the warp that draws v9's ticket waits for the atomic's reply before its loads (notebook 07).
 """
 from __future__ import annotations
 
@@ -23,7 +19,6 @@ import pytest
 
 from helpers.engine import kernels, sass
 from helpers.topics import reduce as R
-from probes import load as load_probe
 
 FIXTURES = Path(__file__).resolve().parent / "sass_fixtures"
 LOG = """ptxas info    : Compiling entry function 'burst' for 'sm_90'
@@ -186,20 +181,12 @@ def test_v3_issues_both_of_its_loads_before_the_add(h200_ptxas: None) -> None:
 @pytest.mark.needs_nvrtc
 @pytest.mark.needs_sass
 def test_the_warp_that_draws_v9s_ticket_waits_for_it_before_its_loads(h200_ptxas: None) -> None:
-    """docs/probes/v9_round5.md, section 4: in v9 (and the probe's copy, PACKED 1) the warp that draws the
-    ticket waits for the atomic's reply before its first float4 load (in v9, in the shuffle of ptxas's warp
-    aggregation); the probe's PACKED 2 draws it so that the first wait on it comes after every load."""
-    probe = load_probe("floor_probe")
-    names = ["floor_v9k<256, 4, 0, 1, 8>", "floor_v9k<256, 4, 0, 2, 8>", "floor_v9k<1024, 4, 1, 2, 4>"]
-    bodies = {**_bodies(kernels.source("reduce_v9"), ["reduce_v9<256>"]), **_bodies(probe.SRC, names)}
-    for name, body in bodies.items():
-        atom = next(i for i in body if i.opcode.startswith("ATOMG"))
-        wait = sass.first_wait(body, atom)
-        loads = [i.address for i in body if sass.is_global_load(i)]
-        if ", 2, " in name:
-            assert wait.address > max(loads), name
-        else:
-            assert wait.address < min(loads), name
+    """Notebook 07: in v9 the warp that draws the ticket waits for the atomic's reply before its first
+    float4 load (in the shuffle of ptxas's warp aggregation)."""
+    body = _bodies(kernels.source("reduce_v9"), ["reduce_v9<256>"])["reduce_v9<256>"]
+    atom = next(i for i in body if i.opcode.startswith("ATOMG"))
+    loads = [i.address for i in body if sass.is_global_load(i)]
+    assert sass.first_wait(body, atom).address < min(loads)
 
 
 @pytest.mark.needs_nvrtc
@@ -210,17 +197,3 @@ def test_v6_and_v7_keep_eight_loads_in_flight(h200_ptxas: None) -> None:
     for file in ("reduce_v6", "reduce_v7"):
         body = _bodies(kernels.source(file), [f"{file}<256>"])[f"{file}<256>"]
         assert max(sass.loads_in_flight(body, s, e, bits=32) for s, e in sass.loops(body)) == 8, file
-
-
-@pytest.mark.needs_nvrtc
-@pytest.mark.needs_sass
-def test_floor_probe_premises(h200_ptxas: None) -> None:
-    probe = load_probe("floor_probe")
-    minb = sorted({probe.expr(("m", *c)) for cs in probe.V9M.values() for c in cs if c[1] <= 8})
-    pathology = "floor_v9t<1024, 4, 1, 8, false>"
-    found = _in_flight(probe.SRC, [*minb, pathology])
-    assert {n: found[n] for n in minb} == {n: int(n.split(", ")[1]) for n in minb}
-    assert found[pathology] == 1
-    bounded = _in_flight(probe.v9_source(1), [f"reduce_v9<{b}>" for b in BLOCKS], ("REDUCE_UNROLL=8",
-                                                                                    "REDUCE_STREAM=1"))
-    assert set(bounded.values()) == {8}
