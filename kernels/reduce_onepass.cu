@@ -15,9 +15,9 @@
 // last block. (The result still depends on the grid, i.e. on the GPU's SM count.)
 //
 // Contract: blockDim.x == BLOCK, a power of two in [64, 1024]; any grid >= 1; partials holds at
-// least gridDim.x floats; *done == 0 at launch (the last block resets it to 0 before it exits, so
-// a workspace can be reused launch after launch on one stream; two launches sharing a workspace
-// must not run concurrently); in as for reduce_v8 (any 4-byte aligned float*); n >= 1.
+// least gridDim.x floats; *done == 0 at launch (the last block resets it, so launches on one stream
+// reuse a workspace; its plain store races with no ticket: they all precede it in causality order, PTX
+// ISA "Causality Order"; launches sharing one must not overlap); in any 4-byte aligned float*; n >= 1.
 // *out = the sum of in[0 .. n). Build with -DREDUCE_UNROLL=k as reduce_v8.
 #include "reduce_common.cuh"
 

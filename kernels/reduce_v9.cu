@@ -25,9 +25,9 @@
 //     not a second round of shuffles: a shorter chain of dependent steps;
 //   - the input is read through the read-only path (__ldg, ld.global.nc) explicitly: the slots'
 //     asm statements keep the compiler from inferring it, as it does for reduce_v8.
-// The last block resets the ticket count and keeps its tag in `state` with one strong store
-// (st.relaxed.gpu), so the next launch on the same stream tags with tag + 1, and no access to the
-// workspace is a data race in the PTX memory model.
+// The last block resets the ticket count and keeps its tag in `state` with one store (st.relaxed.gpu,
+// as the slots are written), so the next launch on the same stream tags with tag + 1; no access to the
+// workspace is a data race in the PTX memory model (the reset follows every ticket: see store_state).
 // The dispatcher (helpers/topics/reduce.py: v9_launch, grid_size) sizes the launch from
 // measurements: up to 2^14 floats one block (no ticket, no slots); in the L2 blocks of 256 with one
 // round of loads each up to 2^20 floats (256 blocks), then 512 (1024 from 2^22) and 128 blocks; from
@@ -66,9 +66,9 @@ __device__ __forceinline__ unsigned long long load_slot(const unsigned long long
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
     return word;
 }
-// The last block's reset of the workspace: strong too, so that it and the other blocks' ticket
-// atomics are morally strong pairs, not a data race (PTX ISA, Memory Consistency Model: "Data
-// races"; a plain store there would be one, however it ends in practice).
+// The last block's reset of the workspace, by the thread that drew the last ticket: every other
+// block's ticket atomic precedes that draw in observation order, so the reset in causality order (PTX
+// ISA, Memory Consistency Model: "Causality Order"); a plain store would be no data race either.
 __device__ __forceinline__ void store_state(unsigned long long* state, unsigned int tag) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(static_cast<unsigned long long>(tag) << 32)
                  : "memory");

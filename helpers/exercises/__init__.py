@@ -42,7 +42,7 @@ def check(name: str, source: str, *, seed: Optional[int] = None, engine: Optiona
     or a ``first_line`` below 1; ``run.EngineUnavailable`` (a ValueError) for ``engine="gpu"`` where
     no GPU can be used (before anything is compiled or run).
     """
-    from helpers.exercises.run import check as _check_one
+    from helpers.exercises.attempt import check as _check_one
 
     return _check_one(get(name), source, seed=seed, engine=engine, first_line=first_line)
 

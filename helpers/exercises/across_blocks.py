@@ -4,7 +4,8 @@ last-block-done finish of reduce_onepass (``kernels/reduce_onepass.cu``).
 Blocks of one launch have no barrier in common. The machine orders a write in one block before a
 read in another only through a release pattern observed by an acquire pattern: a gpu-scope fence
 before an atomic that the other block observes, followed by a fence there, or an atomic that is
-itself .acq_rel (PTX ISA 8.8 "Release and acquire patterns"; see :mod:`helpers.machine.executor`):
+itself .acq_rel (PTX ISA, Memory Consistency Model, "Release and Acquire Patterns"; see
+:mod:`helpers.machine.executor`):
 without them, reading the other blocks' partials is a race. A race's result is undefined (C++
 [intro.races]: a data race is undefined behaviour; PTX ISA 8.7.2 still bounds what a uniform-size
 race can read, but the contract asks for the sum, not one of several values), so the judge says
@@ -123,15 +124,16 @@ LAST_BLOCK_SUM = Exercise(
     title="Last block done: the finish of the one-pass kernel",
     signature="__device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out)",
     contract=("Thread 0 of every block of a 1D grid (any gridDim.x) calls last_block_sum, once, with its block's "
-              "sum; the other threads of the block do not call it. partials has room for gridDim.x floats, "
+              "sum. The other threads of the block do not call it. partials has room for gridDim.x floats, "
               "*done is 0 at launch; *out holds no particular value at launch (the check fills it with NaN). "
               "When the launch ends, *out must hold the sum of the gridDim.x block sums, and *done must be 0 "
               "again, so that the next launch can use the same counter. Blocks must be able to run in any order, "
-              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another: "
-              "the machine runs them all at once, then once more one after another, block 0 first. It reports a "
+              "in parallel or in series (Programming Guide, Thread Hierarchy), so no block may wait for another. "
+              "The machine runs them all at once, then once more one after another, block 0 first. It reports a "
               "read of another block's "
               "partial that nothing orders after its write as a race. (The Programming Guide's Memory Fence Functions example has no fence after "
-              "its atomicInc; PTX ISA 8.8 needs one there, before the last block reads the partials.)"),
+              "its atomicInc; the PTX ISA's memory consistency model (Release and Acquire Patterns) needs one "
+              "there, before the last block reads the partials.)"),
     compare=compare.SUM_RULE.replace("[−8, 8]", "[−100, 100]") + " Here n is gridDim.x: the values added are the block sums.",
     cases=last_block_cases,
     judge=last_block_judge,
@@ -139,12 +141,14 @@ LAST_BLOCK_SUM = Exercise(
     hints=(
         "Every block writes partials[blockIdx.x] and takes a ticket, unsigned int ticket = atomicAdd(done, 1u); "
         "atomicAdd returns the count before its add, so the block that draws gridDim.x - 1 is the last to take "
-        "one: every other block has already taken its ticket, after the fence that publishes its partial.",
-        "A plain atomicAdd is relaxed: it orders nothing around it. Put __threadfence() between the write of the "
-        "partial and the atomicAdd (release), and another one in the last block after the atomicAdd, before it "
-        "reads the partials (acquire). (One atomic that is both, cuda::atomic_ref<unsigned int, "
+        "one: every other block has already taken its ticket.",
+        "A plain atomicAdd is relaxed: it orders nothing around it. A fence orders the calling thread's own memory "
+        "accesses (Programming Guide, Memory Fence Functions). Put __threadfence() between the write of the "
+        "partial and the atomicAdd: the store is ordered before the ticket (release). Put another one in the last "
+        "block after the atomicAdd, before it reads the partials: the reads are ordered after the ticket "
+        "(acquire). (One atomic that is both, cuda::atomic_ref<unsigned int, "
         "cuda::thread_scope_device>(*done).fetch_add(1u, cuda::memory_order_acq_rel) with #include "
-        "<cuda/atomic>, does the same: PTX ISA 8.8.)",
+        "<cuda/atomic>, does the same: PTX ISA, Memory Consistency Model, Release and Acquire Patterns.)",
         "In the last block: float total = 0.0f; for (unsigned int b = 0; b < gridDim.x; ++b) total += partials[b]; "
         "*out = total; *done = 0u;. Adding in index order gives the same bits on every run.",
     ),

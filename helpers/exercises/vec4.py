@@ -234,9 +234,9 @@ THREAD_SUM_VEC4_ANY = Exercise(
     signature="__device__ float thread_sum_vec4_any(const float* in, long long n)",
     contract=("As thread_sum_vec4, but in is any float* into an allocation (4-byte aligned: x + 1, a slice x[3:]), "
               "and holds n >= 1 floats; the allocation ends at in[n - 1]. A float4 load needs a 16-byte aligned "
-              "address, so the floats before the first 16-byte boundary (the head: 0 to 3 of them, never more than "
-              "n) are read one by one, the whole vectors after it with float4 loads in a grid-stride loop, and the "
-              "0 to 3 floats after the last vector one by one. The shares must add up to the sum of in[0 .. n): "
+              "address. So the floats before the first 16-byte boundary (the head: 0 to 3 of them, never more than "
+              "n) are read one by one, and the whole vectors after it with float4 loads in a grid-stride loop. The "
+              "0 to 3 floats after the last vector are read one by one. The shares must add up to the sum of in[0 .. n): "
               "every element read exactly once, none before in or past n. The machine reports a misaligned float4 "
               "load, and counts the loads and the memory sectors they touch."),
     compare=SHARES_RULE,

@@ -55,7 +55,7 @@ __all__ = ["ALGORITHMS", "MAX_RANKS", "MAX_HISTORY_VALUES", "U32", "U64", "check
            "summation_order", "AllReduceRun", "check_inputs", "run", "error_bound", "ulps_apart", "OrderComparison",
            "compare_orders", "random_inputs", "integer_inputs", "order_text", "bytes_moved", "busbw_factor",
            "ring_bytes_per_rank", "algbw", "busbw", "tree_bytes_sent", "reduce_broadcast_bytes_sent", "traffic_table",
-           "step_table", "factor_table", "RECORDING", "NVLS_VAR", "parse_size", "size_label", "sweep_sizes",
+           "step_table", "factor_table", "ring_model", "ring_model_table", "RECORDING", "NVLS_VAR", "parse_size", "size_label", "sweep_sizes",
            "iterations_for", "child_env", "nccl_version_text", "validate_recording", "load_recording", "is_multi_gpu",
            "recording_status", "format_sweep", "format_correctness", "format_float_check", "format_hierarchical",
            "nvlink_links", "format_busbw_vs_nvlink", "code_markdown"]
@@ -606,3 +606,31 @@ def factor_table(rank_counts: Sequence[int] = (1, 2, 3, 4, 8, 16, 64)) -> str:
     """``busbw / algbw = 2 (n - 1) / n`` for some rank counts."""
     return "ranks         " + "".join(f"{n:>7}" for n in rank_counts) + "\n" + \
            "2(n-1)/n      " + "".join(f"{busbw_factor(n):>7.3f}" for n in rank_counts)
+
+
+def ring_model(n_ranks: int, size: float) -> tuple[float, float, float]:
+    """A ring all-reduce under the simplest cost model, not a measurement: each of its 2(n - 1) steps
+    costs one latency α, and each rank sends 2(n - 1)/n · S over a link of bandwidth B (sections 2-3).
+
+    ``size`` is S in units of α·B, the message whose bandwidth term equals one step's latency. Returns
+    (t / α, algbw / B, busbw / B): time in latencies, and both bandwidths as fractions of the link's."""
+    n = check_ranks(n_ranks)
+    if n < 2:
+        raise ValueError(f"n_ranks must be at least 2 for a ring that sends anything; got {n}")
+    if not size > 0:
+        raise ValueError(f"size must be a positive multiple of α·B; got {size!r}")
+    t = 2 * (n - 1) + busbw_factor(n) * size
+    alg = size / t
+    return t, alg, alg * busbw_factor(n)
+
+
+def ring_model_table(n_ranks: int = 8, sizes: Sequence[float] = (0.01, 0.1, 1, 10, 100, 1000, 10000)) -> str:
+    """:func:`ring_model` at each of ``sizes`` (S in units of α·B): the shape a recorded sweep should take
+    (flat time and rising bandwidth while latency rules; time growing with S and busbw approaching B once
+    bandwidth rules), with no hardware's numbers in it."""
+    lines = [f"ring, {n_ranks} ranks; S in units of α·B (α: one step's latency, B: link bandwidth)",
+             f"{'S / (α·B)':>10}{'t / α':>10}{'algbw / B':>11}{'busbw / B':>11}"]
+    for s in sizes:
+        t, alg, bus = ring_model(n_ranks, s)
+        lines.append(f"{s:>10g}{t:>10.1f}{alg:>11.3f}{bus:>11.3f}")
+    return "\n".join(lines)

@@ -87,7 +87,12 @@ def ladder_chart(results: dict[str, Any], n: int = 2**25, ax: Optional[plt.Axes]
     ax.legend(handles, labels, loc="upper left", fontsize=8, frameon=False, ncol=2)
     ax.tick_params(axis="x", labelsize=8)
     ax.spines[["top", "right"]].set_visible(False)
-    _footer(fig, describe(results) + (f". Your GPU (black): {describe(yours)}" if yours is not None else ""))
+    shown = [r["name"] for r in rows]      # the footer names the versions drawn, not every one the run holds
+
+    def source(run: dict[str, Any]) -> str:
+        return describe(dict(run, versions=[v for v in run.get("versions", []) if v in shown]))
+
+    _footer(fig, source(results) + (f". Your GPU (black): {source(yours)}" if yours is not None else ""))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     _value_labels(ax, bars, values, [float(line.get_ydata()[0]) for line in ax.get_lines()])
     return fig

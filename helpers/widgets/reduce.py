@@ -106,7 +106,7 @@ def result_lines(r: WarpReduceResult) -> str:
         if verdict == "WRONG" and r.values.dtype.kind == "f" and not (np.isfinite(got) and np.isfinite(exp)):
             verdict = "differs from NumPy: inf or NaN on one side only (a float overflow, or NaN meeting max/min)"
         elif verdict == "WRONG" and r.values.dtype == np.float32 and r.op == "sum":
-            verdict = f"{int(ulps_apart(got, exp))} float32 step(s) from NumPy: another rounding order"
+            verdict = f"{int(ulps_apart(got, exp))} ULP(s) from NumPy: another rounding order"
         digits = 9 if r.values.dtype.kind == "f" else 6
         out.append(f"lanes {s * r.width:>2}..{(s + 1) * r.width - 1:<2}  lane {s * r.width:>2} holds "
                    f"{_cell(got, ok, digits=digits):>12}   NumPy {_cell(exp, True, digits=digits):>12}   {verdict}")
@@ -146,13 +146,13 @@ def warp_tree_view(op: str = "sum", width: int = 32, pattern: str = "lane", n_va
 
 def _versus_numpy(r: WarpReduceResult) -> str:
     """"same bits" when every holder equals NumPy's answer; for a float32 sum that does not, how many
-    float32 steps lane 0 is from it (another order of the adds: different, not wrong)."""
+    ULPs (float32 steps) lane 0 is from it (another order of the adds: different, not wrong)."""
     if r.correct:
         return "same bits"
     v, ok, exp = r.values[0, 0], bool(r.defined[0, 0]), r.expected[0, 0]
     if ok and r.values.dtype == np.float32 and r.op == "sum":
         k = int(ulps_apart(v, exp))
-        return f"{k} float32 step{'' if k == 1 else 's'} away: another order"
+        return f"{k} ULP{'' if k == 1 else 's'} away: another order"
     return "undefined" if not ok else "WRONG"
 
 
@@ -187,7 +187,7 @@ def recorded_methods_table(recording: dict[str, Any], name: str) -> str:
 def float_order_text(b: FloatOrderBatch) -> str:
     """How far the tree's float32 sums land from the sequential ones, and which is closer to exact."""
     n = b.ulps.size
-    buckets = [(0, "identical"), (1, "1 step apart"), (2, "2 steps apart"), (3, "3 or more steps apart")]
+    buckets = [(0, "identical"), (1, "1 ULP apart"), (2, "2 ULPs apart"), (3, "3 or more ULPs apart")]
     lines = [f"{n} warps of 32 float32 values, tree (lane 0) vs sequential ((v0 + v1) + v2 ...):"]
     for k, label in buckets:
         count = int((b.ulps == k).sum()) if k < 3 else int((b.ulps >= 3).sum())

@@ -14,7 +14,7 @@ import pytest
 from helpers import exercises
 from helpers.engine import kernels
 from helpers.engine import nvrtc
-from helpers.exercises import feedback, run
+from helpers.exercises import attempt, feedback, run
 from helpers.exercises.spec import EXERCISES_DIR
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC cannot be loaded here (needed to compile CUDA C)")
@@ -196,7 +196,7 @@ def test_code_that_would_fault_is_not_run_on_the_gpu(monkeypatch: pytest.MonkeyP
     """An access the machine shows can fault (here a misaligned float4 load) is never launched on a GPU:
     the fault would leave CUDA unusable in the process. (So this runs without a GPU too, once the up-front
     check that one is usable is waived: nothing here reaches the GPU.)"""
-    monkeypatch.setattr(run, "_gpu_usable", lambda: None)
+    monkeypatch.setattr(attempt, "_gpu_usable", lambda: None)
     src = (EXERCISES_DIR / "wrong" / "thread_sum_vec4_any.misaligned.cu").read_text()
     r = exercises.check("thread_sum_vec4_any", src, seed=0, engine="gpu")
     assert r.status == "hazard" and run.NOT_ON_GPU in r.feedback and not r.timings, r.feedback
@@ -398,7 +398,7 @@ def test_a_deadlock_is_the_cause_and_is_not_run_on_the_gpu(monkeypatch: pytest.M
     """Every output of a deadlocked launch is undefined: the guarded shuffle's discarded reads are not
     the cause. And a launch that would hang a GPU is not launched there (so this runs without one, the
     up-front check that one is usable waived)."""
-    monkeypatch.setattr(run, "_gpu_usable", lambda: None)
+    monkeypatch.setattr(attempt, "_gpu_usable", lambda: None)
     r = exercises.check("block_reduce_sum", DEADLOCK, seed=0)
     assert r.status == "hazard" and "Deadlock at line 7" in r.feedback, r.feedback
     assert "the launch deadlocked" in r.feedback and "outside the member mask" not in r.feedback, r.feedback

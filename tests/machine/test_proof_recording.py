@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers.topics.registry import registry
-from helpers.recording.proof import launches, programs, rand, record, sanitize
+from helpers.recording.proof import batches, launches, programs, rand, record, sanitize
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -150,8 +150,8 @@ def test_a_worker_that_dies_is_restarted_past_the_item(monkeypatch: pytest.Monke
             lines.append(f"@@done {k}")
         return "\n".join(lines), 0, work / tag
 
-    monkeypatch.setattr(record, "_run_worker", fake)
-    b = record.Batch("m", "", [{"key": k} for k in ("p1", "p2", "p3")])
-    record.run_batch(b, tmp_path)
+    monkeypatch.setattr(batches, "_run_worker", fake)
+    b = batches.Batch("m", "", [{"key": k} for k in ("p1", "p2", "p3")])
+    batches.run_batch(b, tmp_path)
     assert b.results == {"p1": "ok", "p2": "failed: worker exit 139", "p3": "ok"}
     assert calls == [["p1", "p2", "p3"], ["p3"]]

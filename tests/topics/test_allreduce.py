@@ -359,3 +359,18 @@ def test_explorer_widget_follows_the_schedule() -> None:
     c["ranks"].value = 2
     assert c["step"].value <= c["step"].max == A.tree_schedule(2).n_steps
     assert box.children[-3].value == ""   # no message: every control inside its range
+
+
+def test_ring_model_is_latency_bound_small_and_reaches_the_link_large() -> None:
+    """The model's shape: t = 2(n-1) latencies plus 2(n-1)/n · S / B; busbw tends to B, algbw to B·n/(2(n-1))."""
+    t, alg, bus = A.ring_model(8, 1e-6)
+    assert t == pytest.approx(14.0) and bus < 1e-6
+    t, alg, bus = A.ring_model(8, 1e9)
+    assert bus == pytest.approx(1.0, rel=1e-6) and alg == pytest.approx(8 / 14, rel=1e-6)
+    assert A.ring_model_table(4).count("\n") == 8
+
+
+@pytest.mark.parametrize("args", [(1, 1.0), (8, 0), (8, -1.0)])
+def test_ring_model_names_its_bad_parameter(args: tuple) -> None:
+    with pytest.raises(ValueError, match="n_ranks|size"):
+        A.ring_model(*args)

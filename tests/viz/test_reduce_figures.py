@@ -15,7 +15,7 @@ from helpers.topics import reduce_maps
 from helpers.viz import ladder as F
 from helpers.widgets import reduce as WR
 
-from test_reduce_bench import fake_ladder
+from tests.bench.test_reduce_bench import fake_ladder
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +44,8 @@ def test_ladder_chart_of_the_first_versions_only() -> None:
     assert [t.get_text() for t in ax.get_xticklabels()] == list(R.LADDER)
     assert len(ax.patches) == len(R.LADDER)
     assert [line.get_label().split(":")[0] for line in ax.get_lines()] == ["cupy.sum (CUB)"]
+    footer = " ".join(t.get_text() for t in fig.texts)
+    assert "versions v0, v1, v2, v3, v4;" in footer and "v5" not in footer
 
 
 @pytest.mark.parametrize("on", ["v3", "v4"])

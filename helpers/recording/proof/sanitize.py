@@ -1,12 +1,12 @@
 """compute-sanitizer on the generated programs, one verdict per program, and what it cannot see.
 
 :func:`record` (on the H200, from :mod:`helpers.recording.proof.record`) runs the first
-:data:`~helpers.recording.proof.record.SANITIZER_MODULES` program modules (250 programs) under ``racecheck``
+:data:`~helpers.recording.proof.batches.SANITIZER_MODULES` program modules (250 programs) under ``racecheck``
 (``--racecheck-report analysis``) and ``synccheck``, one worker process per module and tool, each
 program launched and synchronised on its own between ``@@start`` / ``@@done`` markers. A report is
 attributed to the program named in it (``at prog_00012+0x90 in progmod_000.cu:41``), else to the
 program running when it was printed. synccheck stops a kernel at a divergent barrier and the CUDA
-context with it; the worker is then restarted past that program (:func:`helpers.recording.proof.record.run_batch`).
+context with it; the worker is then restarted past that program (:func:`helpers.recording.proof.batches.run_batch`).
 
 Two experiments record what compute-sanitizer does not see, for the machine to report anyway:
 
@@ -29,6 +29,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from helpers.recording.proof import store
+from helpers.recording.proof.batches import SANITIZER_MODULES, Batch, log, run_batches
 
 TOOLS: tuple[str, ...] = ("racecheck", "synccheck")
 SANITIZER = ("compute-sanitizer", "--show-backtrace", "no", "--print-limit", "100000")
@@ -97,9 +98,7 @@ def verdict(entry: Optional[dict[str, Any]]) -> str:
 
 
 def sample_batches(root: Optional[Path] = None) -> list[Any]:
-    """One :class:`~helpers.recording.proof.record.Batch` per sampled program module, from the recorded PTX."""
-    from helpers.recording.proof.record import SANITIZER_MODULES, Batch
-
+    """One :class:`~helpers.recording.proof.batches.Batch` per sampled program module, from the recorded PTX."""
     rec = store.read_json_gz(store.PROGRAMS, root)
     keep = ("name", "seed", "source", "grid", "block", "shared_mem", "features", "intent")
     return [Batch(m["name"], m["ptx"], [{"key": p["name"], "function": p["name"], "kind": "program",
@@ -125,8 +124,6 @@ def merge_logs(texts: Sequence[str]) -> dict[str, dict[str, Any]]:
 def run_sample(work: Path, jobs: int, sanitizer: Sequence[str] = SANITIZER,
                root: Optional[Path] = None) -> dict[str, dict[str, Any]]:
     """{program: {"module", TOOL: {"verdict", "status", "reports", "errors", "warnings", "first", "killed"}}}."""
-    from helpers.recording.proof.record import run_batches
-
     verdicts: dict[str, dict[str, Any]] = {}
     for tool in TOOLS:
         prefix = (*sanitizer, "--tool", tool, *TOOL_OPTIONS.get(tool, ())) if sanitizer else ()
@@ -146,8 +143,6 @@ def run_sample(work: Path, jobs: int, sanitizer: Sequence[str] = SANITIZER,
 def record(work: Path, jobs: int, stamp: dict[str, str], dry_run: bool = False) -> dict[str, Any]:
     """Run the sample under each tool and the experiments; write ``data/machine_sanitizer.json``.
     ``dry_run``: no compute-sanitizer (the workers run bare, the experiments are skipped)."""
-    from helpers.recording.proof.record import log
-
     reason = store.missing_reason("programs")
     if reason:
         log(f"  sanitizer: skipped, {reason}")
