@@ -1,13 +1,13 @@
-// An undefined call, run on purpose to record what one GPU does with it (helpers/record_diverged.py).
-// Nothing here is a result to use: the recording is labelled as one observation of undefined behaviour.
+// A full-mask call that some lanes make while the others it names are elsewhere, run on purpose to
+// record what one GPU does (helpers/recording/record_diverged.py). With Later == false it is undefined.
 //
 // A *_sync intrinsic with the FULL mask is executed by the lanes named in callers[w], while the
-// other lanes of the warp, which the mask also names, are alive but elsewhere. The Programming
-// Guide ("Warp Shuffle Functions", "Warp Vote Functions"): all non-exited threads named in mask
-// must execute the same intrinsic with the same mask, or the result is undefined. The PTX ISA
+// other lanes of the warp, which the mask also names, are alive but elsewhere. The PTX ISA
 // (shfl.sync, vote.sync): the executing thread waits until every non-exited thread named in
-// membermask has executed the instruction, so a warp may wait as long as those lanes are alive.
-//
+// membermask has executed shfl.sync/vote.sync with the same qualifiers and mask, so a warp may wait
+// as long as those lanes are alive. Later == false (they return without calling): undefined, the
+// recording is one observation of undefined behaviour. Later == true (they call from another line):
+// defined on sm_70+ (the "same instruction" requirement is for .target sm_6x or below only).
 // Contract:
 //   * blockDim.x == 32 (block w is warp w), n_warps blocks; in[i] is lane i % 32's value.
 //   * The lanes in callers[w] call the intrinsic at once. The other lanes busy-wait `spin` clock

@@ -52,7 +52,6 @@ class Barriers:
         loop stores it when the group breaks up), so it is set from ``p``, never incremented."""
         ctas_first = G.idx[0] // self.TPC
         ctas_last = G.idx[-1] // self.TPC
-        nc = ctas_last - ctas_first + 1
         lo, hi = ctas_first * self.TPC, (ctas_last + 1) * self.TPC
         st = self.status[lo:hi]
         # all threads of these CTAs that are alive are in G: compare counts of non-exited threads

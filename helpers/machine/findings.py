@@ -8,9 +8,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from helpers.machine import decode as dec
 from helpers.machine import memory as mem
-from helpers.machine.ptx import type_size
 from helpers.machine.report import Finding
 
 
@@ -78,7 +76,6 @@ class Findings:
         if sp == "shared":
             for off, size, name, t in self.shared_vars:
                 if off <= a < off + max(size, 1):
-                    es = type_size(t) if t in dec.NP else 1
                     return f"{_short_name(name)} byte {a - off}"
             return f"shared offset {a}"
         al = self.glayout.find(int(a))

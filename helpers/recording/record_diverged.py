@@ -4,10 +4,14 @@ The experiment (``kernels/warp_diverged.cu``): a full-mask ``__shfl_down_sync`` 
 ``__ballot_sync`` is called by some lanes of a warp while the other lanes, which the mask also
 names, are alive elsewhere. Those lanes busy-wait a fixed number of clock cycles and then either
 return without calling (``then="exit"``) or call the same intrinsic with the same mask from
-another line (``then="later"``). The Programming Guide defines no result for any lane of such a
-call, and allows the warp to hang. What one GPU, driver and compiler did is recorded here as one
-observation of undefined behaviour, labelled so: it is not a rule, the emulator keeps flagging
-such calls as undefined, and no notebook shows these values as results.
+another line (``then="later"``). With ``then="exit"`` the call is undefined: what one GPU, driver and
+compiler did is one observation of undefined behaviour, labelled so, not a rule; the machine flags
+such calls as undefined (``undefined_shuffle``) and no notebook shows these values as results. With
+``then="later"`` the calls meet and are defined on sm_70+ (PTX ISA, ``shfl.sync`` and ``vote.sync``:
+each thread waits until every non-exited thread of ``membermask`` has executed the instruction with the
+same qualifiers and mask; "the same instruction in convergence" is required only for ``.target sm_6x``
+or below); the machine computes them, and its values equal this recording's
+(``tests/machine/test_m_warp.py``). The file's own label predates that rule; ``data/`` is not edited.
 
 Each configuration runs in its own process (``scripts/gpu/diverged.sh`` puts each under
 ``timeout``), so a warp that hangs costs only its own part::
