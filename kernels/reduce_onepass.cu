@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(BLOCK) reduce_onepass(const float* __restrict_
 
     float total = 0.0f;
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK) {
-        total += __ldcg(&partials[b]);  // a cache hint only: the acquire fence above orders it (PTX ISA 8.8)
+        total += __ldcg(&partials[b]);  // a cache hint only: the acquire fence above orders it (PTX ISA, Release and Acquire Patterns)
     }
     total = warplab::reduce::block_sum_shfl<BLOCK>(total);
     if (threadIdx.x == 0) {

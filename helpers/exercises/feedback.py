@@ -17,7 +17,7 @@ ADVICE = {
              "memory-ordering guarantees for __syncwarp() and __syncthreads(), not for them. Threads of different "
              "blocks share no barrier: there the writer's __threadfence() before an atomic, and the reader's "
              "__threadfence() after the atomic that observes it, order the write before the read (a plain "
-             "atomicAdd is relaxed, no fence; an .acq_rel atomic is both release and acquire, PTX ISA 8.8)."),
+             "atomicAdd is relaxed, no fence; an .acq_rel atomic is both release and acquire, PTX ISA, Release and Acquire Patterns)."),
     "undefined_shuffle": ("Every lane named in the mask of a *_sync call that has not exited must execute the same "
                           "intrinsic with the same mask, and a lane that calls must be named in the mask. A shuffle "
                           "that reads a lane which is not taking part in the call gets an undefined value."),

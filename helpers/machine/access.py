@@ -265,7 +265,7 @@ class Access:
         G.put(self.last_effect, self.steps)
         if self.any_tainted:
             defs = defs & ~self.tainted[G.idx][:, None]
-        if self.sem[ins.index][0]:   # st.release: as if a release fence came just before it (PTX ISA 8.8)
+        if self.sem[ins.index][0]:   # st.release: as if a release fence came just before it (PTX ISA, Release and Acquire Patterns)
             for t in G.idx.tolist():
                 self.release_by(t, self.sem[ins.index][2])
         if type(addr) is Affine:

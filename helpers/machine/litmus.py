@@ -12,7 +12,7 @@ register holds a value some write wrote; the model constrains which:
 * no fence: every combination of written values (the model is weak: MP, SB, LB, IRIW and 2+2W are
   all allowed without fences, Lustig et al. section 4), except CoRR;
 * MP with fences: ``fence.sc; st.relaxed [y]`` is a release pattern and ``ld.relaxed [y]; fence.sc`` an
-  acquire pattern (PTX ISA 8.8); reading y = 1 makes them synchronize (8.9.4), so the write of x is
+  acquire pattern (PTX ISA, Release and Acquire Patterns); reading y = 1 makes them synchronize (8.9.4), so the write of x is
   before the read of x in causality order and the read may not return the initial 0 (axiom
   "Causality", 8.10): r0 = 1, r1 = 0 is forbidden;
 * SB, IRIW with fences: the fence.sc are ordered in Fence-SC order (8.9.3), which forbids both

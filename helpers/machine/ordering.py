@@ -157,7 +157,7 @@ class Ordering:
     def release_by(self, t: int, scope: int) -> None:
         """A release (a fence, or a ``.release``/``.acq_rel`` operation, which acts as one just before
         it) by thread ``t`` at ``scope`` (1: cta, 2: gpu or wider): its next strong write publishes
-        what came before (PTX ISA 8.8, release patterns "fence.release; st.relaxed [M]", "atom.release")."""
+        what came before (PTX ISA, Release and Acquire Patterns, release patterns "fence.release; st.relaxed [M]", "atom.release")."""
         if self.rc is None:
             self.rc = np.zeros(self.T, np.int32)
         self.rc[t] += 1
@@ -181,7 +181,7 @@ class Ordering:
 
     def publish(self, t: int, key: tuple, scope: int, rmw: bool) -> None:
         """A strong write by ``t`` on ``key`` (space, word) at ``scope``: after a release it carries
-        that release's view (PTX ISA 8.8); an atomic keeps what the word carried (a release sequence:
+        that release's view (PTX ISA, Release and Acquire Patterns); an atomic keeps what the word carried (a release sequence:
         8.9.2, observation order through atomic read-modify-writes), a store replaces it."""
         entries = self.syncvars.get(key, []) if rmw else []
         fv = self.fview.get(t)
@@ -213,7 +213,7 @@ class Ordering:
         """A strong read by ``t`` on ``key`` that the machine ran after the word's last write (record
         ``rec``, by another thread, a strong write, no data race) although nothing orders that write
         before it, while ``t`` has already seen a later write of the same thread: message passing
-        without release and acquire (PTX ISA 8.8, 8.9.5). On a GPU the read may return the value before
+        without release and acquire (PTX ISA, Release and Acquire Patterns, 8.9.5). On a GPU the read may return the value before
         that write, and the program plainly relies on it not doing so: the value is undefined."""
         w = self.wlast.get(key)
         if w is None or w[0] == t or int(rec[0, TID]) != w[0]:
@@ -223,7 +223,7 @@ class Ordering:
 
     def strong_sync(self, sp, tids: np.ndarray, flat: np.ndarray, ins, write: bool) -> Optional[np.ndarray]:
         """A strong ``ld``/``st`` (``.relaxed``/``.acquire``/``.release`` with a scope) on global or
-        shared memory takes part in release and acquire like an atomic: PTX ISA 8.8 release patterns
+        shared memory takes part in release and acquire like an atomic: PTX ISA, Release and Acquire Patterns release patterns
         "st.release" and "fence; st.relaxed", acquire patterns "ld.acquire" and "ld.relaxed; fence".
         For a load: which of its threads read a stale value (:meth:`stale_read`), or None."""
         rel, acq, scope = self.sem[ins.index]

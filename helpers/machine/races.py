@@ -26,10 +26,10 @@ def undefine(d, at, eidx: Optional[np.ndarray], n: int, vec: int):
     return d & (~bad if vec == 1 else ~bad[:, None])
 
 
-# What orders a write in one block before a read in another (PTX ISA 8.8 "Release and acquire
+# What orders a write in one block before a read in another (PTX ISA, Release and Acquire Patterns "Release and acquire
 # patterns", 8.9.5 "Causality order"), in the words of the race findings.
 _CROSS_FIX = ("a __threadfence() before the atomic in the writing block, and one after the atomic in the reading "
-              "block that observes it (release, then acquire: PTX ISA 8.8); or an atomic that is itself "
+              "block that observes it (release, then acquire: PTX ISA, Release and Acquire Patterns); or an atomic that is itself "
               "release and acquire (atom.acq_rel, cuda::atomic_ref fetch_add with memory_order_acq_rel); or give "
               "each block its own element")
 
@@ -38,7 +38,7 @@ _CTA_FIX = ("a __threadfence_block() (or __threadfence()) before the writer's at
             "after the reader's atomic or strong load that observes it; or cuda::atomic_ref store with "
             "memory_order_release and load with memory_order_acquire")
 _NO_ACQUIRE = (". The writing block did release its write; the reading block's acquire is missing. The Programming "
-               "Guide's Memory Fence Functions example has no fence after atomicInc; PTX ISA 8.8 needs one there")
+               "Guide's Memory Fence Functions example has no fence after atomicInc; PTX ISA, Release and Acquire Patterns needs one there")
 
 
 class Races:
@@ -116,7 +116,7 @@ class Races:
                 msg = (f"read on {spn} memory ({where}) not ordered after the write: thread {self.tdesc(t_earlier)} "
                        f"wrote it at {self.where(int(opc))}, thread {self.tdesc(t_later)} read it at "
                        f"{self.where(ins.index)}. Both accesses are {kinds}, so this is no data race, but nothing "
-                       f"forms an acquire pattern (PTX ISA 8.8): the read may return the old value (fix: {fix})")
+                       f"forms an acquire pattern (PTX ISA, Release and Acquire Patterns): the read may return the old value (fix: {fix})")
             else:
                 msg = (f"{hazard} race on {spn} memory ({where}): thread {self.tdesc(t_earlier)} {first} it at "
                        f"{self.where(int(opc))}, thread {self.tdesc(t_later)} {second} it at "
@@ -171,7 +171,7 @@ class Races:
             f"{self.tdesc(u)} wrote it at {self.where(opc)}, thread {self.tdesc(t)} read it at "
             f"{self.where(ins.index)}, after it had already seen a later write of thread {self.tdesc(u)}. Both "
             f"accesses are strong (atomic or relaxed), so this is no data race, but nothing forms an acquire "
-            f"pattern (PTX ISA 8.8) after a release pattern of the writer (PTX ISA 8.7.1 \"Conflict and "
+            f"pattern (PTX ISA, Release and Acquire Patterns) after a release pattern of the writer (PTX ISA 8.7.1 \"Conflict and "
             f"Data-races\", 8.8 \"Release and Acquire Patterns\"): the read may return the old value (fix: {fix})",
             threads=(u, t), count=count, other_pc=opc, key_extra=("RAW", spn, "stale"), hazard="RAW", space=spn,
             between="blocks" if across else "threads of one block")

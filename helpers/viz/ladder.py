@@ -223,7 +223,7 @@ def sweep_chart(results: dict[str, Any], yours: Optional[dict[str, Any]] = None)
     floor = [r for r in results["rows"] if r["name"] == CUPY_SUM]
     if floor:
         low = min(floor, key=lambda r: r["n"])
-        ax_dev.annotate(f"cupy.sum floor ≈ {low['total_us']:.1f} µs:\nlaunch cost, not bytes", (low["n"], low["total_us"]),
+        ax_dev.annotate(f"cupy.sum at 2^{int(low['n']).bit_length() - 1}: {low['total_us']:.1f} µs\n(launch cost, not bytes)", (low["n"], low["total_us"]),
                         xytext=(12, 22), textcoords="offset points", fontsize=7.5, color=style.BLUE,
                         arrowprops=dict(arrowstyle="-", color=style.BLUE, linewidth=0.8))
     ceilings = [ceiling_of(results).tbps]

@@ -34,7 +34,7 @@ def test_machine_outcome_is_one_the_model_allows(mod, shape, scope, fence):
 @pytest.mark.parametrize("scope", L.SCOPES)
 def test_message_passing_without_fences_leaves_the_data_read_undefined(mod, scope):
     """MP without fences: the reader saw y = 1 and then reads x, which nothing orders after the
-    write of x (no release/acquire, PTX ISA 8.8): the machine marks r1 undefined, so it admits the
+    write of x (no release/acquire, PTX ISA, Release and Acquire Patterns): the machine marks r1 undefined, so it admits the
     weak outcome r0 = 1, r1 = 0 that the model allows; with fences r1 is defined (and 1)."""
     rep, o, defined = L.run_on_machine(mod, "MP", scope, False)
     assert (o[:, 0] == 1).all() and not defined[:, 1].any()

@@ -48,7 +48,7 @@ extern "C" __global__ void block_scope(const float* x, float* p, unsigned int* d
 extern "C" __global__ void release_then_fence(const float* x, float* p, unsigned int* d, float* o) { finish<4>(x[blockIdx.x], p, d, o); }
 
 // Tickets drawn with a release RMW (atomic_ref fetch_add(release)); the last block reads the counter
-// again with a load-acquire before it reads the others' values (PTX ISA 8.8: release sequence).
+// again with a load-acquire before it reads the others' values (PTX ISA, Release and Acquire Patterns: release sequence).
 extern "C" __global__ void load_acquire(const float* x, float* p, unsigned int* d, float* o) {
     p[blockIdx.x] = x[blockIdx.x];
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> c(*d);

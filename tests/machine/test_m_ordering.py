@@ -118,7 +118,7 @@ def _mp(mod, name):
 @pytest.mark.parametrize("name", ["mp_fence", "mp_ref_dev", "mp_ref_blk"])
 def test_message_passing_between_warps_of_one_block_is_ordered(mod, name):
     """Release pattern (fence; atomic, or st.release) and acquire pattern (atomic; fence, or
-    ld.acquire) at a scope that includes both threads: they synchronize (PTX ISA 8.8, 8.9.4), so the
+    ld.acquire) at a scope that includes both threads: they synchronize (PTX ISA, Release and Acquire Patterns, 8.9.4), so the
     data write is before the data read in causality order (8.9.5): no data race, 42 defined."""
     rep, out = _mp(mod, name)
     assert rep.clean, rep.summary()
@@ -136,7 +136,7 @@ def test_message_passing_without_release_and_acquire_is_a_race(mod, name):
 def test_lock_taken_by_blocks_in_turn_orders_the_data(mod):
     """Blocks one after another (serial): each takes the lock the previous one released. Its CAS
     reads the previous block's atomicExch, which a fence precedes (a release pattern); the fence after
-    the CAS makes it an acquire pattern (PTX ISA 8.8), so the counter's accesses are ordered."""
+    the CAS makes it an acquire pattern (PTX ISA, Release and Acquire Patterns), so the counter's accesses are ordered."""
     lock, counter = np.zeros(1, np.int32), np.zeros(1, np.int32)
     rep = mod.get_function("lock_fenced")((4,), (1,), (lock, counter), serial=True)
     assert rep.clean, rep.summary()

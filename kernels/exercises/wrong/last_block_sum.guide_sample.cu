@@ -1,7 +1,7 @@
 // Known-wrong answer to last_block_sum: the Programming Guide's Memory Fence Functions sample
 // (volatile partials, the writers' __threadfence(), atomicInc, and no fence after it). Volatile
 // accesses are strong, so this is no data race, but nothing forms an acquire pattern in the last
-// block (PTX ISA 8.8): its reads may return the old partials.
+// block (PTX ISA, Release and Acquire Patterns): its reads may return the old partials.
 __device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out) {
     volatile float* p = partials;
     p[blockIdx.x] = block_sum;

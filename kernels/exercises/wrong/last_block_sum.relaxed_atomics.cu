@@ -12,5 +12,5 @@ __device__ void last_block_sum(float block_sum, float* partials, unsigned int* d
 
 // expected status: hazard
 // expected feedback: Race at line 5 and line 8: read on global memory (argument 1 byte 0) not ordered after the write
-// expected feedback: so this is no data race, but nothing forms an acquire pattern (PTX ISA 8.8)
+// expected feedback: so this is no data race, but nothing forms an acquire pattern (PTX ISA, Release and Acquire Patterns)
 // expected feedback: *out ended undefined
