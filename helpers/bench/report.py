@@ -44,16 +44,23 @@ def clock_label(results: dict[str, Any]) -> str:
     return "times: GPU event time per call (cupyx.profiler.benchmark: includes host launch overhead)"
 
 
-def format_table(results: dict[str, Any], sizes: Optional[Iterable[int]] = None) -> str:
-    """A fixed-width table of a run's rows (all sizes, or only ``sizes``)."""
+def format_table(results: dict[str, Any], sizes: Optional[Iterable[int]] = None,
+                 names: Optional[Iterable[str]] = None, block: Optional[int] = None) -> str:
+    """A fixed-width table of a run's rows (all sizes, or only ``sizes``; all rows, or only those
+    named in ``names``; kernels of every block size, or only ``block``). The first line names only the
+    versions shown; the ``unr`` column appears only when a shown row has an unroll factor."""
     wanted = set(sizes) if sizes is not None else None
-    head = (f"{'n':>6} {'name':<15} {'block':>5} {'unr':>3} {'launch':>6} {'1st dev us':>10} {'2nd dev us':>10} "
-            f"{'device us':>10} {'host us':>8} {'GB/s':>7} {'% copy':>6} {'x cupy':>7}  ok")
-    lines = [describe(results), "device us: " + DEVICE_METHOD, "host us: " + HOST_METHOD,
+    named = set(names) if names is not None else None
+    shown = [r for r in results["rows"]
+             if (wanted is None or r["n"] in wanted) and (named is None or r["name"] in named)
+             and (block is None or r.get("block") in (None, block))]
+    unr = any(isinstance(r.get("unroll"), int) for r in shown)
+    head = (f"{'n':>6} {'name':<15} {'block':>5}{' unr' if unr else ''} {'launch':>6} {'1st dev us':>10} "
+            f"{'2nd dev us':>10} {'device us':>10} {'host us':>8} {'GB/s':>7} {'% copy':>6} {'x cupy':>7}  ok")
+    versions = [v for v in results.get("versions", []) if named is None or v in named]
+    lines = [describe(dict(results, versions=versions)), "device us: " + DEVICE_METHOD, "host us: " + HOST_METHOD,
              "GB/s and x cupy from device time", head, "-" * len(head)]
-    for r in results["rows"]:
-        if wanted is not None and r["n"] not in wanted:
-            continue
+    for r in shown:
 
         def num(key: str, fmt: str) -> str:
             v = r.get(key)
@@ -63,7 +70,7 @@ def format_table(results: dict[str, Any], sizes: Optional[Iterable[int]] = None)
         ok = {True: "yes", False: "NO"}.get(r.get("correct"), "")
         name = r["name"] + (" (1st)" if r.get("first_pass_only") else "")
         total = "total_us" if "total_us" in r else "first_pass_us"
-        lines.append(f"{size_label(r['n']):>6} {name:<15} {num('block', 'd'):>5} {num('unroll', 'd'):>3} "
+        lines.append(f"{size_label(r['n']):>6} {name:<15} {num('block', 'd'):>5}{' ' + format(num('unroll', 'd'), '>3') if unr else ''} "
                      f"{num('launches', 'd'):>6} {num('first_pass_us', '.2f'):>10} {num('second_pass_us', '.2f'):>10} "
                      f"{num(total, '.2f'):>10} {num('host_us', '.1f'):>8} {format(gbps, '.0f') if gbps else '-':>7} "
                      f"{num('pct_copy', '.0f'):>6} {num('vs_cupy_sum', '.2f'):>7}  {ok}")

@@ -282,3 +282,15 @@ def test_a_graph_time_longer_than_the_call_is_left_out() -> None:
          "default_block": True, "block": 1024}]}
     text = bench.format_span(run, [2**26, 2**27])
     assert "copy 4,213 GB/s (1 size left out: graph time above host-inclusive)" in text
+
+
+def test_format_table_shows_only_the_named_rows_and_versions():
+    """format_table(names=..., block=...) prints only those rows, names only those versions in its
+    first line, and drops the unr column when no shown row has an unroll factor."""
+    ladder = bench.load_recorded("ladder")
+    text = bench.format_table(ladder, sizes=(2**20,), names=("v0", "v4", bench.CUPY_SUM), block=256)
+    rows = [line.split()[1] for line in text.splitlines() if line.startswith("  2^20")]
+    assert rows == ["cupy.sum", "v0", "v4"]
+    assert "versions v0, v4;" in text.splitlines()[0]
+    assert " unr " not in text
+    assert " unr " in bench.format_table(ladder, sizes=(2**20,))
