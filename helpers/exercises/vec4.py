@@ -211,8 +211,9 @@ THREAD_SUM_VEC4 = Exercise(
     contract=("Every thread of a 1D grid (any blockDim.x, any gridDim.x) calls thread_sum_vec4; in is 16-byte aligned "
               "and holds n >= 1 floats. Each thread returns its share of the sum, and the shares must add up to the "
               "sum of in[0 .. n): every element read exactly once, none past n. The n / 4 whole vectors must be read "
-              "with 16-byte float4 loads in a grid-stride loop (thread t of T takes vectors t, t + T, ...): the "
-              "machine counts the loads and the memory sectors they touch."),
+              "with 16-byte float4 loads in a grid-stride loop (thread t of T takes vectors t, t + T, ...). The "
+              "machine counts the loads and the sectors they touch: a sector is a 32-byte piece of a memory "
+              "transaction."),
     compare=SHARES_RULE,
     cases=vec4_cases,
     judge=vec4_judge,

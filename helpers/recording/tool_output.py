@@ -367,11 +367,12 @@ def summarize_beyond(launches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def format_beyond(entries: Sequence[dict[str, Any]]) -> str:
-    """A table of the warm v9 and cupy.sum launches: time, DRAM bytes and % of peak, L2 hit rate,
-    achieved occupancy, sectors per request; a last line says which peak each % is of (ncu's own)."""
-    head = (f"{'kernel':<20} {'grid':>6} {'block':>5} {'ncu us':>8} {'DRAM MB':>8} {'DRAM %':>7} {'L2 hit %':>8} "
-            f"{'occup. %':>8} {'sect/req':>8}")
+def format_beyond(entries: Sequence[dict[str, Any]], l2_hit: bool = True) -> str:
+    """A table of the warm v9 and cupy.sum launches: time, DRAM bytes and % of peak, L2 hit rate
+    (left out when ``l2_hit`` is False), achieved occupancy, sectors per request; a last line says
+    which peak each % is of (ncu's own)."""
+    head = (f"{'kernel':<20} {'grid':>6} {'block':>5} {'ncu us':>8} {'DRAM MB':>8} {'DRAM %':>7} "
+            + (f"{'L2 hit %':>8} " if l2_hit else "") + f"{'occup. %':>8} {'sect/req':>8}")
     lines = [head, "-" * len(head)]
     for e in entries:
         m = e["metrics"]
@@ -384,8 +385,8 @@ def format_beyond(entries: Sequence[dict[str, Any]]) -> str:
         lines.append(f"{e['kernel']:<20} {e['grid'] or 0:>6} {e['block'] or 0:>5} "
                      f"{f('gpu__time_duration.sum', '.2f', 1e3):>8} {f('dram__bytes_read.sum', '.1f', 1e6):>8} "
                      f"{f('dram__throughput.avg.pct_of_peak_sustained_elapsed', '.1f'):>7} "
-                     f"{f('lts__t_sector_hit_rate.pct', '.1f'):>8} "
-                     f"{f('sm__warps_active.avg.pct_of_peak_sustained_active', '.1f'):>8} "
+                     + (f"{f('lts__t_sector_hit_rate.pct', '.1f'):>8} " if l2_hit else "")
+                     + f"{f('sm__warps_active.avg.pct_of_peak_sustained_active', '.1f'):>8} "
                      f"{'n/a' if spr is None else format(spr, '.1f'):>8}")
     lines.append("DRAM %: of the DRAM throughput ncu takes as this GPU's peak (dram__throughput.avg.pct_of_peak_sustained_elapsed), "
                  "not of a datasheet; occup. %: of the warps an SM can hold")

@@ -263,3 +263,5 @@ def test_beyond_counters_keep_the_warm_launch() -> None:
                                                                                           ("cub first pass", 2900.0)]
     assert beyond[0]["sectors_per_request"] == 16.0
     assert "v9" in C.format_beyond(beyond).splitlines()[2]
+    assert "L2 hit" in C.format_beyond(beyond) and "L2 hit" not in C.format_beyond(beyond, l2_hit=False)
+    assert len(C.format_beyond(beyond, l2_hit=False).splitlines()[2].split()) == 8
