@@ -194,9 +194,9 @@ def block_timeline(events: Sequence[BlockEvent], title: str, source: str,
     return fig
 
 
-ONE_LAUNCH = {  # version: (file, name expression, partials dtype, workspace dtype)
-    "onepass": ("reduce_onepass.cu", "reduce_onepass<{block}>", np.float32, np.uint32),
-    "v9": ("reduce_v9.cu", "reduce_v9<{block}>", np.uint64, np.uint64),
+ONE_LAUNCH = {  # version: (kernel file stem, name expression, partials dtype, workspace dtype)
+    "onepass": ("reduce_onepass", "reduce_onepass<{block}>", np.float32, np.uint32),
+    "v9": ("reduce_v9", "reduce_v9<{block}>", np.uint64, np.uint64),
 }
 
 
@@ -230,19 +230,19 @@ def run_one_launch(version: str, grid: int = 4, block: int = 128, serial: bool =
         raise ValueError(f"block must be 64, 128 or 256; got {block}")
     from helpers.topics.reduce import launch_defines
 
-    file, expr, slot_t, ws_t = ONE_LAUNCH[version]
+    stem, expr, slot_t, ws_t = ONE_LAUNCH[version]
     defines = launch_defines(version, stream=False)   # the defines reduce_sum uses: their PTX is shipped (no NVRTC needed)
     expr = expr.format(block=block)
     n = 4 * block * grid
     args = (np.ones(n, np.float32), np.zeros(grid, slot_t), np.zeros(1, ws_t), np.zeros(1, np.float32), np.int64(n))
-    fn = machine_module(file, (expr,), defines).get_function(expr)
+    fn = machine_module(stem, (expr,), defines).get_function(expr)
     report = fn((grid,), (block,), args, trace=True, serial=serial)
     events = tuple(timeline_events(report.trace))
     readers = {e.block for e in events if e.kind == "global load" and e.arg == 1}
     if len(readers) != 1:
         raise RuntimeError(f"expected one block to read the partials, the trace shows {sorted(readers)}")
     order = "one after another, block 0 first" if serial else "all at once"
-    label = (f"the SIMT machine, kernels/{file} ({expr}), {grid} blocks of {block} on n = {n:,} ones, "
+    label = (f"the SIMT machine, kernels/{stem}.cu ({expr}), {grid} blocks of {block} on n = {n:,} ones, "
              f"blocks run {order}; sum {float(args[3][0]):,.0f}")
     return OneLaunchRun(version, grid, block, serial, events, readers.pop(), float(args[3][0]), label)
 

@@ -64,13 +64,16 @@ def test_bad_parameters_are_named() -> None:
 
 @pytest.mark.parametrize("version", ["onepass", "v9"])
 @pytest.mark.parametrize("block", [64, 128, 256])
-def test_runs_need_no_nvrtc(version: str, block: int) -> None:
-    """The figures' kernels are in the shipped PTX with reduce_sum's defines, so a laptop without
+def test_runs_need_no_nvrtc(version: str, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures' kernels run from the shipped PTX with reduce_sum's defines, so a laptop without
     NVRTC draws them too."""
-    from helpers.engine import kernels
-    from helpers.topics.launch import MACHINE_ARCH
-    from helpers.topics.reduce import launch_defines
+    from helpers.engine import nvrtc
+    from helpers.topics import launch as L
 
-    file, expr, _, _ = F.ONE_LAUNCH[version]
-    shipped = kernels.shipped_ptx(file.removesuffix(".cu"), arch=MACHINE_ARCH, defines=launch_defines(version, stream=False))
-    assert expr.format(block=block) in shipped.lowered
+    monkeypatch.setattr(nvrtc, "available", lambda: False)
+    L._module.cache_clear()
+    try:
+        run = F.run_one_launch(version, grid=2, block=block)
+    finally:
+        L._module.cache_clear()
+    assert f"kernels/{F.ONE_LAUNCH[version][0]}.cu" in run.label
