@@ -1,7 +1,7 @@
 // reduce_v9: one launch with no round trip after the sum. Improves on onepass: the time from the
 // last block's partial sum to the result, and a grid sized for where the data lives.
 //
-// onepass publishes each block's partial, then pays three trips to L2 in a row in its last block:
+// onepass writes each block's partial, then waits on three round trips to L2 in a row in its last block:
 // the __threadfence that waits for the partial's store, the atomicAdd that draws the ticket, and
 // the reads of the other partials. At n = 2^20 that chain is a large part of the kernel. Here:
 //   - the ticket is drawn when the block STARTS (thread 0, atomicAdd), so the reply returns while
