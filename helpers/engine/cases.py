@@ -4,13 +4,13 @@ The same cases serve three purposes: the randomised emulator-versus-hardware pro
 (tests/gpu/test_equivalence.py), the fixed set recorded to ``data/warp_intrinsics.json`` on the H200,
 and CI's check that the emulator reproduces every recorded result.
 
-A case is a JSON-ready dict: ``op`` (one of :data:`OPS`), ``dtype``, ``values`` or ``predicate``
-((n_warps, 32) lists), ``mask`` (one per warp), ``active`` ((n_warps, 32) 0/1: the calling lanes),
-``exited`` ((n_warps, 32) 0/1; lanes in neither are alive elsewhere), and for shuffles ``arg`` and
-``width``. Recordings made before ``exited`` existed have none: there every lane that did not call
-had exited (the kernel returned before the intrinsic), and :func:`run` reads them that way.
-:func:`run` returns the result as a JSON-ready dict; :func:`mismatches` compares two results
-(values only where defined; the defined flags everywhere).
+A case is a JSON-ready dict: ``op`` (one of :data:`OPS`: the rows of :mod:`helpers.engine.intrinsics`),
+``dtype``, ``values`` or ``predicate`` ((n_warps, 32) lists), ``mask`` (one per warp), ``active``
+((n_warps, 32) 0/1: the calling lanes), ``exited`` ((n_warps, 32) 0/1; lanes in neither are alive
+elsewhere), and for shuffles ``arg`` and ``width``. Recordings made before ``exited`` existed have
+none: there every lane that did not call had exited (the kernel returned before the intrinsic), and
+:func:`run` reads them that way. :func:`run` returns the result as a JSON-ready dict;
+:func:`mismatches` compares two results (values only where defined; the defined flags everywhere).
 """
 from __future__ import annotations
 
@@ -18,14 +18,17 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from helpers.engine import intrinsics
 from helpers.engine import params
 from helpers.engine import warp
 from helpers.engine.emulator import ShuffleResult
+from helpers.engine.intrinsics import Intrinsic
 
-SHUFFLES = ("shfl_down", "shfl_up", "shfl_xor", "shfl_idx")
-VOTES = ("ballot", "any_sync", "all_sync", "activemask")
-COLLECTIVES = ("match_any", "reduce_add", "reduce_min", "reduce_max")
-OPS = SHUFFLES + VOTES + COLLECTIVES
+SHUFFLES = intrinsics.names("shuffle")
+VOTES = intrinsics.names("vote")
+COLLECTIVES = intrinsics.names("collective")
+OPS = intrinsics.names()
+RANDOM_CASES = 64   # random cases of each vote and collective row (a shuffle's: see random_count)
 _BITS = {"int32": np.uint32, "uint32": np.uint32, "float32": np.uint32, "float64": np.uint64}
 
 
@@ -124,34 +127,52 @@ def _values(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.
     return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=np.int64).astype(dtype)
 
 
+def random_count(row: Intrinsic) -> int:
+    """How many cases :func:`random_cases` draws for ``row``: a shuffle's every width x operand (0..31)
+    x dtype; :data:`RANDOM_CASES` for the others."""
+    if row.family == "shuffle":
+        return len(params.WIDTHS) * 32 * len(row.dtypes)
+    return RANDOM_CASES
+
+
+def _shuffle_cases(rng: np.random.Generator, row: Intrinsic, n_warps: int) -> Iterator[dict[str, Any]]:
+    """A shuffle's cases: every width x operand x dtype; ``shfl_idx`` sometimes with one source per lane."""
+    for width in params.WIDTHS:
+        for arg in range(32):
+            for dtype in (d.name for d in row.dtypes):
+                mask, active, exited = _mask_and_states(rng, n_warps)
+                a: Any = arg
+                if row.name == "shfl_idx" and arg % 4 == 3:  # per-lane sources, beyond width too
+                    a = rng.integers(-64, 64, size=(n_warps, 32)).tolist()
+                yield {"op": row.name, "dtype": dtype, "width": width, "arg": a, "mask": mask.tolist(),
+                       "active": active.astype(int).tolist(), "exited": exited.astype(int).tolist(),
+                       "values": _values(rng, dtype, (n_warps, 32)).tolist()}
+
+
+def _lane_cases(rng: np.random.Generator, row: Intrinsic, n_warps: int) -> Iterator[dict[str, Any]]:
+    """A vote's or a collective's cases: a predicate, or int32/uint32 values of three ranges."""
+    for _ in range(RANDOM_CASES):
+        # __activemask is a snapshot: with lanes elsewhere it is the scheduler's business
+        mask, active, exited = _mask_and_states(rng, n_warps, elsewhere=row.name != "activemask")
+        case = {"op": row.name, "mask": mask.tolist(), "active": active.astype(int).tolist(),
+                "exited": exited.astype(int).tolist()}
+        if row.family == "vote":
+            case["predicate"] = (rng.random((n_warps, 32)) < rng.uniform(0, 1)).astype(int).tolist()
+        else:
+            dtype = str(rng.choice([d.name for d in row.dtypes]))
+            hi = int(rng.choice([4, 1000, 2**31 - 1]))
+            case["dtype"] = dtype
+            case["values"] = rng.integers(0, hi, size=(n_warps, 32)).astype(dtype).tolist()
+        yield case
+
+
 def random_cases(rng: np.random.Generator, n_warps: int = 8) -> Iterator[dict[str, Any]]:
-    """Every shuffle mode x width x operand (0..31) x dtype, then votes and collectives; each case
-    holds ``n_warps`` warps with their own random mask, active set and values."""
-    for op in SHUFFLES:
-        for width in params.WIDTHS:
-            for arg in range(32):
-                for dtype in ("int32", "uint32", "float32", "float64"):
-                    mask, active, exited = _mask_and_states(rng, n_warps)
-                    a: Any = arg
-                    if op == "shfl_idx" and arg % 4 == 3:  # per-lane sources, beyond width too
-                        a = rng.integers(-64, 64, size=(n_warps, 32)).tolist()
-                    yield {"op": op, "dtype": dtype, "width": width, "arg": a, "mask": mask.tolist(),
-                           "active": active.astype(int).tolist(), "exited": exited.astype(int).tolist(),
-                           "values": _values(rng, dtype, (n_warps, 32)).tolist()}
-    for op in VOTES + COLLECTIVES:
-        for _ in range(64):
-            # __activemask is a snapshot: with lanes elsewhere it is the scheduler's business
-            mask, active, exited = _mask_and_states(rng, n_warps, elsewhere=op != "activemask")
-            case = {"op": op, "mask": mask.tolist(), "active": active.astype(int).tolist(),
-                    "exited": exited.astype(int).tolist()}
-            if op in VOTES:
-                case["predicate"] = (rng.random((n_warps, 32)) < rng.uniform(0, 1)).astype(int).tolist()
-            else:
-                dtype = str(rng.choice(["int32", "uint32"]))
-                hi = int(rng.choice([4, 1000, 2**31 - 1]))
-                case["dtype"] = dtype
-                case["values"] = rng.integers(0, hi, size=(n_warps, 32)).astype(dtype).tolist()
-            yield case
+    """:func:`random_count` cases of every row of :mod:`helpers.engine.intrinsics`, row by row in table
+    order, from the one stream ``rng``: a row appended to the table adds cases after all the others,
+    which stay the cases the H200 ran. Each case holds ``n_warps`` warps with their own random mask,
+    active set and values."""
+    for row in intrinsics.rows():
+        yield from (_shuffle_cases if row.family == "shuffle" else _lane_cases)(rng, row, n_warps)
 
 
 def named_cases() -> list[dict[str, Any]]:

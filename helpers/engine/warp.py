@@ -43,14 +43,13 @@ import numpy as np
 
 from helpers.engine import backend as _backend
 from helpers.engine import emulator as _emu
+from helpers.engine import intrinsics
 from helpers.engine import params
 from helpers.engine.emulator import LaneResult, ShuffleResult, VoteResult
+from helpers.engine.intrinsics import Intrinsic
 
-__all__ = [
-    "ShuffleResult", "LaneResult", "VoteResult", "shfl_down", "shfl_up", "shfl_xor", "shfl_idx", "ballot",
-    "any_sync", "all_sync", "activemask", "match_any", "reduce_add", "reduce_min", "reduce_max",
-    "syncwarp",
-]
+# One function per row of the intrinsic table, in its order; syncwarp has no row (it returns no value).
+__all__ = ["ShuffleResult", "LaneResult", "VoteResult", *intrinsics.names(), "syncwarp"]
 
 
 class _Call:
@@ -193,37 +192,39 @@ def activemask(active: Any = None, backend: Optional[str] = None) -> VoteResult:
     return call.vote_result(out)
 
 
-def _collective(kind: str, values: Any, mask: Any, active: Any, exited: Any, backend: Optional[str]) -> LaneResult:
+def _collective(row: Intrinsic, values: Any, mask: Any, active: Any, exited: Any,
+                backend: Optional[str]) -> LaneResult:
     params.backend(backend)
-    call = _Call(values, mask, active, exited, dtypes=params.INT32_DTYPES)
-    r = _emu.match_any(call.values, call.mask, call.active, call.exited) if kind == "match_any" else \
-        _emu.warp_reduce(kind, call.values, call.mask, call.active, call.exited)
+    call = _Call(values, mask, active, exited, dtypes=row.dtypes)
+    r = _emu.match_any(call.values, call.mask, call.active, call.exited) if row.kind == "match_any" else \
+        _emu.warp_reduce(row.kind, call.values, call.mask, call.active, call.exited)
     if _backend.resolve(backend) == "cupy":
         from helpers.engine import warp_cupy
 
-        if kind != "match_any":   # REDUX: sm_80+ (CUDA C++ Programming Guide, Warp Reduce Functions)
-            _backend.require_compute_capability((8, 0), f"reduce_{kind} (__reduce_{kind}_sync)")
-        r = warp_cupy.collective(kind, call.values, call.mask, call.active, call.exited, r)
+        if row.cc is not None:
+            _backend.require_compute_capability(row.cc, f"{row.name} ({row.cuda})")
+        r = warp_cupy.collective(row.kind, call.values, call.mask, call.active, call.exited, r)
     return LaneResult(call.lanes(r.values), call.lanes(r.defined))
 
 
-def _collective_api(kind: str, name: str, doc: str) -> Callable[..., LaneResult]:
-    """The public function of one collective: the same parameters for all four, ``kind`` fixed."""
+def _collective_api(name: str) -> Callable[..., LaneResult]:
+    """The public function of the collective row ``name``: the same parameters for all of them, the
+    row's docstring, its name."""
+    row = intrinsics.row(name)
+
     def call(values: Any, mask: Any = params.FULL_MASK, active: Any = None,
              backend: Optional[str] = None, *, exited: Any = None) -> LaneResult:
-        return _collective(kind, values, mask, active, exited, backend)
+        return _collective(row, values, mask, active, exited, backend)
 
-    call.__name__ = call.__qualname__ = name
-    call.__doc__ = doc
+    call.__name__ = call.__qualname__ = row.name
+    call.__doc__ = row.doc
     return call
 
 
-match_any = _collective_api("match_any", "match_any", "``__match_any_sync`` (int32/uint32): per calling lane, "
-                            "the uint32 set of calling lanes with an equal value.")
-reduce_add = _collective_api("add", "reduce_add", "``__reduce_add_sync`` (int32/uint32, compute capability 8.0+): "
-                             "every calling lane gets the sum, mod 2**32.")
-reduce_min = _collective_api("min", "reduce_min", "``__reduce_min_sync`` (int32/uint32, compute capability 8.0+).")
-reduce_max = _collective_api("max", "reduce_max", "``__reduce_max_sync`` (int32/uint32, compute capability 8.0+).")
+match_any = _collective_api("match_any")
+reduce_add = _collective_api("reduce_add")
+reduce_min = _collective_api("reduce_min")
+reduce_max = _collective_api("reduce_max")
 
 
 def syncwarp(mask: Any = params.FULL_MASK, active: Any = None, exited: Any = None) -> np.ndarray:

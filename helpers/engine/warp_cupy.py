@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.engine import intrinsics
 from helpers.engine import kernels
 from helpers.engine.emulator import (CALLING, ELSEWHERE, EXITED, LaneResult, ShuffleResult, VoteResult, call_defined, lane_state,
                        mask_bits)
 
-_MODES = {"idx": 0, "up": 1, "down": 2, "xor": 3}
+# shuffle_kernel<T, Mode> by shuffle kind, in Mode order (the order of NAME_EXPRESSIONS)
+_MODES = {r.kind: r.mode for r in sorted(intrinsics.rows("shuffle"), key=lambda r: r.mode)}
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
 _INT_CTYPES = {"int32": "int", "uint32": "unsigned int"}
 _BLOCK = 256  # threads per block: 8 warps; a multiple of 32 so each hardware warp is one row
-_VOTES = ("ballot", "any", "all", "activemask")
 
 
 def _names() -> tuple[str, ...]:
@@ -37,11 +38,11 @@ DIVERGED_OPS: dict[str, int] = {"shfl_down": 0, "ballot": 1}
 DIVERGED_KERNELS: dict[str, tuple[str, ...]] = {
     "warp_diverged": tuple(f"diverged_kernel<{o}, {later}>" for o in DIVERGED_OPS.values() for later in ("false", "true"))}
 # The warp-intrinsics topic's kernels: this module's, and the undefined-call experiment.
-KERNELS: dict[str, tuple[str, ...]] = {"warp_intrinsics": NAME_EXPRESSIONS, **DIVERGED_KERNELS}
+KERNELS: dict[str, tuple[str, ...]] = {intrinsics.FILE: NAME_EXPRESSIONS, **DIVERGED_KERNELS}
 
 
 def _function(expr: str):
-    return kernels.module("warp_intrinsics", NAME_EXPRESSIONS).get_function(expr)
+    return kernels.module(intrinsics.FILE, NAME_EXPRESSIONS).get_function(expr)
 
 
 def _launch(expr: str, n_warps: int, args: tuple) -> None:
@@ -108,13 +109,13 @@ def _per_warp(per_lane: np.ndarray, calling: np.ndarray, what: str) -> np.ndarra
 
 
 def _vote_lanes(pred: np.ndarray, mask: np.ndarray, state: np.ndarray) -> np.ndarray:
-    """vote_kernel's four words per lane, (n_warps * 32, 4)."""
+    """vote_kernel's words per lane, (n_warps * 32, :func:`helpers.engine.intrinsics.words`)."""
     import cupy
 
     n_warps = pred.shape[0]
     d_pred = cupy.asarray(pred.astype(np.int32))
     d_mask, d_state = _common(mask, state)
-    d_out = cupy.zeros((n_warps * 32, 4), dtype=np.uint32)
+    d_out = cupy.zeros((n_warps * 32, intrinsics.words("vote_kernel")), dtype=np.uint32)
     _launch("vote_kernel", n_warps, (d_pred, d_mask, d_state, np.int32(n_warps), d_out))
     return cupy.asnumpy(d_out)
 
@@ -125,7 +126,8 @@ def vote(kind: str, pred: np.ndarray, mask: np.ndarray, active: np.ndarray, exit
     from helpers.engine.emulator import callers
 
     n_warps = pred.shape[0]
-    per_lane = _vote_lanes(pred, mask, lane_state(active, exited))[:, _VOTES.index(kind)].reshape(n_warps, 32)
+    column = intrinsics.by_kind("vote", kind).column
+    per_lane = _vote_lanes(pred, mask, lane_state(active, exited))[:, column].reshape(n_warps, 32)
     ok = call_defined(mask, active, exited)
     calling = callers(mask, active) & ok[:, None]
     per_warp = _per_warp(per_lane, calling, kind)
@@ -144,24 +146,25 @@ def activemask(active: np.ndarray) -> VoteResult:
 
     n_warps = active.shape[0]
     state = np.where(active, CALLING, EXITED).astype(np.int8)
-    per_lane = _vote_lanes(np.ones(active.shape, np.int32), pack_bits(active), state)[:, 3].reshape(n_warps, 32)
+    column = intrinsics.row("activemask").column
+    per_lane = _vote_lanes(np.ones(active.shape, np.int32), pack_bits(active), state)[:, column].reshape(n_warps, 32)
     return VoteResult(_per_warp(per_lane, active, "activemask").astype(np.uint32), np.ones(n_warps, bool))
 
 
 def collective(kind: str, values: np.ndarray, mask: np.ndarray, active: np.ndarray, exited: np.ndarray,
                verdict: LaneResult) -> LaneResult:
-    """``match_any`` or ``add``/``min``/``max`` (the __reduce_*_sync family) per calling lane;
-    ``verdict`` (the emulator's result) says which lanes are defined."""
+    """A collective (``kind``: a collective row's, ``match_any`` or a ``__reduce_*_sync`` operator) per
+    calling lane; ``verdict`` (the emulator's result) says which lanes are defined."""
     import cupy
 
     n_warps = values.shape[0]
     d_in = cupy.asarray(values)
     d_mask, d_state = _common(mask, lane_state(active, exited))
-    d_out = cupy.zeros((n_warps * 32, 4), dtype=values.dtype)
-    expr = f"match_reduce_kernel<{_INT_CTYPES[values.dtype.name]}>"
+    row = intrinsics.by_kind("collective", kind)
+    d_out = cupy.zeros((n_warps * 32, intrinsics.words(row.kernel)), dtype=values.dtype)
+    expr = f"{row.kernel}<{_INT_CTYPES[values.dtype.name]}>"
     _launch(expr, n_warps, (d_in, d_mask, d_state, np.int32(n_warps), d_out))
-    column = ("match_any", "add", "min", "max").index(kind)
-    got = cupy.asnumpy(d_out)[:, column].reshape(values.shape)
+    got = cupy.asnumpy(d_out)[:, row.column].reshape(values.shape)
     calling = verdict.defined
     if kind == "match_any":
         got = got.view(np.uint32) if got.dtype == np.int32 else got

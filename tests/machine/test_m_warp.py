@@ -10,6 +10,7 @@ import pytest
 
 from helpers import machine
 from helpers.engine import emulator
+from helpers.engine import intrinsics as table
 from helpers.recording import record_diverged as D
 from helpers.topics import warp_reduce
 
@@ -208,21 +209,27 @@ def test_votes_match_the_emulator(intrinsics):
 
 
 def test_match_any_and_integer_reductions_match_the_emulator(intrinsics):
+    """Every collective row's column of match_reduce_kernel against the emulator's rule for its kind."""
     rng = np.random.default_rng(2)
+    words = table.words("match_reduce_kernel")
     for mask in (0xFFFFFFFF, 0x0F0F0F0F):
         v = rng.integers(-3, 3, 32).astype(np.int32)
         active = np.ones(32, np.uint8)
-        out = np.zeros(128, np.int32)
+        out = np.zeros(32 * words, np.int32)
         rep = intrinsics.get_function("match_reduce_kernel<int>")((1,), (32,), (v, np.array([mask], np.uint32),
                                                                                 active, np.int32(1), out))
         assert not rep.issues
         m = np.array([mask], np.uint32)
         act = np.ones((1, 32), bool)
         calling = emulator.callers(m, act)[0]
-        o = out.reshape(32, 4)[calling]
-        np.testing.assert_array_equal(o[:, 0].view(np.uint32), emulator.match_any(v[None], m, act).values[0][calling])
-        for j, op in enumerate(("add", "min", "max"), start=1):
-            np.testing.assert_array_equal(o[:, j], emulator.warp_reduce(op, v[None], m, act).values[0][calling])
+        o = out.reshape(32, words)[calling]
+        for row in table.rows("collective"):
+            if row.kind == "match_any":
+                np.testing.assert_array_equal(o[:, row.column].view(np.uint32),
+                                              emulator.match_any(v[None], m, act).values[0][calling])
+            else:
+                np.testing.assert_array_equal(o[:, row.column],
+                                              emulator.warp_reduce(row.kind, v[None], m, act).values[0][calling])
 
 
 def test_match_all_and_bitwise_reductions(sync):

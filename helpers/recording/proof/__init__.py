@@ -16,8 +16,8 @@ What this package holds, by module:
 * :mod:`~helpers.recording.proof.replay`: the CI side: the recorded PTX on the machine, compared with what
   the H200 returned (bit for bit where the machine says the result is defined);
 * :mod:`~helpers.recording.proof.agreement`, :mod:`~helpers.recording.proof.intrinsics`, :mod:`~helpers.recording.proof.counters`:
-  items 3 to 5 (the machine's verdicts beside ``data/sanitizer_*.json``, the 28,672 intrinsic
-  configurations on the machine, the machine's counters beside ``data/ncu_ladder.json``).
+  items 3 to 5 (the machine's verdicts beside ``data/sanitizer_*.json``, the intrinsic
+  proof's configurations on the machine, the machine's counters beside ``data/ncu_ladder.json``).
 
 Nothing here imports CuPy or the machine at module import time.
 """

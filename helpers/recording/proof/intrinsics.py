@@ -1,9 +1,9 @@
 """Item 4: the intrinsic-level cases with the shuffle kernel itself running on the machine.
 
 ``helpers.engine.cases.random_cases(default_rng(20261130), n_warps=8)`` is the hardware-equivalence proof's
-set: 28,672 warp configurations in 3,584 cases (every shuffle mode x width x operand x dtype, then
-votes and collectives). The GPU proof (tests/gpu/test_equivalence.py) runs ``kernels/warp_intrinsics.cu``
-on the H200 and compares it with the emulator, which defines the machine's warp instructions. Here the
+set: :func:`helpers.engine.cases.random_count` cases of every row of :mod:`helpers.engine.intrinsics`,
+:data:`N_WARPS` warp configurations each (:func:`configurations` counts them). The GPU proof
+(tests/gpu/test_equivalence.py) runs ``kernels/warp_intrinsics.cu`` on the H200 and compares it with the emulator, which defines the machine's warp instructions. Here the
 same kernels run on the machine, batched (one launch per kernel instantiation and width, every warp
 of every case in it), with the machine's own verdict of what is defined (``Report.undefined``), and
 the result of each case is compared with the emulator's (:func:`helpers.engine.cases.mismatches`: values
@@ -21,26 +21,27 @@ import numpy as np
 
 from helpers.engine import cases
 from helpers.engine import emulator
+from helpers.engine import intrinsics
 from helpers.engine import params
 
 SEED = 20261130
 N_WARPS = 8
 BLOCK = 256
-_MODES = {"shfl_idx": 0, "shfl_up": 1, "shfl_down": 2, "shfl_xor": 3}
+_MODES = {r.name: r.mode for r in intrinsics.rows("shuffle")}
 _CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
-_VOTE_COL = {"ballot": 0, "any_sync": 1, "all_sync": 2, "activemask": 3}
-_COLL_COL = {"match_any": 0, "reduce_add": 1, "reduce_min": 2, "reduce_max": 3}
+_VOTE_COL = {r.name: r.column for r in intrinsics.rows("vote")}
+_COLL_COL = {r.name: r.column for r in intrinsics.rows("collective")}
 
 
 def equivalence_cases() -> list[dict[str, Any]]:
-    """The 3,584 cases (28,672 warp configurations) of the GPU equivalence proof."""
+    """The cases of the GPU equivalence proof (:data:`N_WARPS` warps each), in table order."""
     return list(cases.random_cases(np.random.default_rng(SEED), n_warps=N_WARPS))
 
 
 def _kernel(expr: str) -> Any:
     from helpers.recording.proof.agreement import kernel
 
-    return kernel("warp_intrinsics", expr)
+    return kernel(intrinsics.FILE, expr)
 
 
 def _grid(n_warps: int) -> tuple[int]:
@@ -128,12 +129,13 @@ def _votes(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         pred = _stack(group, "predicate", np.int32)
         masks = np.concatenate([np.asarray(c["mask"], np.uint64) for c in group])
         active, _, state, call_ok = _states(group, masks)
-    out = np.zeros(n_warps * 32 * 4, np.uint32)
+    words = intrinsics.words("vote_kernel")
+    out = np.zeros(n_warps * 32 * words, np.uint32)
     r = _kernel("vote_kernel")(_grid(n_warps), (BLOCK,), (pred.reshape(-1), masks.astype(np.uint32),
                                                           state.reshape(-1), np.int32(n_warps), out))
     col = _VOTE_COL[op]
-    per_lane = out.reshape(n_warps, 32, 4)[:, :, col]
-    ok = ~r.undefined[4].reshape(n_warps, 32, 4)[:, :, col]
+    per_lane = out.reshape(n_warps, 32, words)[:, :, col]
+    ok = ~r.undefined[4].reshape(n_warps, 32, words)[:, :, col]
     calling = emulator.callers(masks, active)
     val, agree = _per_warp(per_lane, calling, ok)
     if op in ("any_sync", "all_sync"):
@@ -149,15 +151,16 @@ def _collectives(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     masks = np.concatenate([np.asarray(c["mask"], np.uint64) for c in group])
     active, _, state, _ = _states(group, masks)
     n_warps = values.shape[0]
-    out = np.zeros(values.size * 4, values.dtype)
+    words = intrinsics.words("match_reduce_kernel")
+    out = np.zeros(values.size * words, values.dtype)
     r = _kernel(f"match_reduce_kernel<{_CTYPES[dtype]}>")(_grid(n_warps), (BLOCK,), (
         values.reshape(-1), masks.astype(np.uint32), state.reshape(-1), np.int32(n_warps), out))
     col = _COLL_COL[op]
-    got = out.reshape(n_warps, 32, 4)[:, :, col]
+    got = out.reshape(n_warps, 32, words)[:, :, col]
     if op == "match_any" and got.dtype == np.int32:
         got = got.view(np.uint32)
     calling = emulator.callers(masks, active)
-    defined = calling & ~r.undefined[4].reshape(n_warps, 32, 4)[:, :, col]
+    defined = calling & ~r.undefined[4].reshape(n_warps, 32, words)[:, :, col]
     vals = np.where(defined, got, 0).astype(np.int64)
     return _per_case(group, values=vals, defined=defined)
 

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from helpers.engine import intrinsics
 from helpers.recording.proof import rand
 
 # The value types of the kernels' templates, C++ name -> NumPy dtype name.
@@ -109,6 +110,14 @@ def _a(name: str, role: str, dtype: str, size: str = "", fill: str = "values", c
 _T = r"(?P<T>int|unsigned int|float|double)"
 _OP = r"warplab::ops::(?P<op>\w+)<[^>]*>"
 _WARP_CFG = (_a("masks", "in", "uint32", "n_warps", "masks"), _a("active", "in", "uint8", "lanes", "active"))
+
+
+def _lanes_of(kernel: str) -> str:
+    """The ``sizes`` key of ``kernel``'s output: "lanesW", W words per lane (the intrinsic table's). The
+    key is part of every recorded launch: a kernel whose W changes needs its launches recorded again."""
+    return f"lanes{intrinsics.words(kernel)}"
+
+
 # The warp and block kernels' (const T* in, T* out): one value in and one out per thread.
 _IN, _OUT = _a("in", "in", "T", "threads"), _a("out", "out", "T", "threads", "sentinel")
 # The ladder's (and the one-launch kernels') float input of n elements.
@@ -123,11 +132,11 @@ FAMILIES: tuple[Family, ...] = (
            "warp_rows", "helpers.engine.warp_cupy.shuffle_raw: rows of 32 lanes, blockDim a multiple of 32"),
     Family("vote", "warp_intrinsics", r"vote_kernel",
            (_a("pred", "in", "int32", "lanes", "pred"), *_WARP_CFG, _a("n_warps", "scalar", "int32"),
-            _a("out", "out", "uint32", "lanes4", "sentinel")),
+            _a("out", "out", "uint32", _lanes_of("vote_kernel"), "sentinel")),
            "warp_rows", "helpers.engine.warp_cupy.vote"),
     Family("match_reduce", "warp_intrinsics", rf"match_reduce_kernel<{_T}>",
            (_a("in", "in", "T", "lanes"), *_WARP_CFG, _a("n_warps", "scalar", "int32"),
-            _a("out", "out", "T", "lanes4", "sentinel")),
+            _a("out", "out", "T", _lanes_of("match_reduce_kernel"), "sentinel")),
            "warp_rows", "helpers.engine.warp_cupy.collective"),
     Family("warp_reduce_sum", "warp_reduce_sum", rf"warp_reduce_sum_kernel<{_T}>",
            (_IN, _a("out", "out", "T", "n_warps", "sentinel")),
@@ -230,13 +239,18 @@ def family_of(file: str, expr: str) -> tuple[Family, dict[str, str]]:
 
 # ------------------------------------------------------------------------------ launch shapes
 
+# The words per lane of warp_intrinsics.cu's kernels with an output row (vote_kernel, match_reduce_kernel):
+# one "lanesW" size each.
+_WORDS: tuple[int, ...] = tuple(sorted({intrinsics.words(r.kernel) for r in intrinsics.rows() if r.column is not None}))
+
+
 def _warp_rows(s: rand.Stream, g: dict[str, str]) -> dict[str, Any]:
     """warp_intrinsics.cu: rows of 32 lanes; blockDim.x a multiple of 32; threads past the rows return."""
     n_warps = s.integer(1, 13)
     block = s.choice((32, 64, 96, 128, 256, 1024))
     grid = -(-n_warps * 32 // block)
     shape = {"grid": (grid, 1, 1), "block": (block, 1, 1),
-             "sizes": {"lanes": n_warps * 32, "lanes4": n_warps * 128, "n_warps": n_warps},
+             "sizes": {"lanes": n_warps * 32, **{f"lanes{w}": n_warps * 32 * w for w in _WORDS}, "n_warps": n_warps},
              "scalars": {"n_warps": n_warps, "width": s.choice((1, 2, 4, 8, 16, 32))}}
     return shape
 
