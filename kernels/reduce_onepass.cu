@@ -1,8 +1,8 @@
 // reduce_onepass: the whole sum in one launch, with the last-block-done pattern.
 //
 // Every block computes its partial sum as reduce_v8 does and writes it to partials[blockIdx.x].
-// Thread 0 then makes that write visible device-wide (__threadfence) and takes a ticket from a
-// global counter (atomicAdd). The block that draws the last ticket knows every other partial has
+// Thread 0 then fences (__threadfence orders that write before what follows) and takes a ticket
+// from a global counter (atomicAdd). The block that draws the last ticket knows every other partial has
 // been written; it alone reads partials[0 .. gridDim.x) and writes the final sum to *out. No second
 // launch: at small n, where launch latency is most of the time, that is what wins.
 //
@@ -36,17 +36,17 @@ __global__ void __launch_bounds__(BLOCK) reduce_onepass(const float* __restrict_
     sum = warplab::reduce::block_sum_shfl<BLOCK>(sum);
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
-        __threadfence();                                   // publish the partial before the ticket
+        __threadfence();                                   // release: the partial's store before the ticket
         const unsigned int ticket = atomicAdd(done, 1u);
         is_last_block = (ticket == gridDim.x - 1);
-        if (is_last_block) __threadfence();                // and see every other block's partial
+        if (is_last_block) __threadfence();                // acquire: the ticket before the reads below
     }
-    __syncthreads();  // also separates the two block_sum_shfl calls (they share warp_sums)
+    __syncthreads();  // carries thread 0's acquire to the block; also separates the two block_sum_shfl calls (shared warp_sums)
     if (!is_last_block) return;  // uniform across the block: the barrier below is safe
 
     float total = 0.0f;
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK) {
-        total += __ldcg(&partials[b]);  // a cache hint only: the acquire fence above orders it (PTX ISA, Release and Acquire Patterns)
+        total += __ldcg(&partials[b]);  // a cache hint only: thread 0's fence and the barrier order it (PTX ISA, Release and Acquire Patterns)
     }
     total = warplab::reduce::block_sum_shfl<BLOCK>(total);
     if (threadIdx.x == 0) {

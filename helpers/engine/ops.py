@@ -20,6 +20,11 @@ CTYPES: dict[str, str] = {"int32": "int", "uint32": "unsigned int", "float32": "
 INT_DTYPES: tuple[str, ...] = ("int32", "uint32")
 CPP_OPS: dict[str, str] = {"sum": "Sum", "max": "Max", "min": "Min", "bit_and": "BitAnd", "bit_or": "BitOr",
                            "bit_xor": "BitXor"}
+# The warp-reduce intrinsic of each operator (kernels/warp_reduce_ops.cu, hw_reduce; CUDA C++ Programming
+# Guide, Warp Reduce Functions: int32/uint32, compute capability 8.0+).
+REDUCE_SYNC: dict[str, str] = {"sum": "__reduce_add_sync", "max": "__reduce_max_sync", "min": "__reduce_min_sync",
+                               "bit_and": "__reduce_and_sync", "bit_or": "__reduce_or_sync",
+                               "bit_xor": "__reduce_xor_sync"}
 
 
 def check_op(op: Any, dtype: Any) -> str:

@@ -100,10 +100,10 @@ def litmus_figure(recording: dict[str, Any], shape: str = "MP") -> Figure:
 
 MARKS = {  # role: (colour, marker, legend label)
     "input load": (style.GREY, "o", "loads of the input"),
-    "partial store": (style.BLUE, "s", "store of the block's partial (slot)"),
+    "partial store": (style.BLUE, "s", "store of the block's partial"),
     "fence": (style.VERMILION, "|", "fence (membar.gl)"),
     "ticket": (style.ORANGE, "D", "atomicAdd: the ticket"),
-    "partial load": (style.GREEN, "o", "loads of the partials (slots)"),
+    "partial load": (style.GREEN, "o", "loads of the partials"),
     "result store": (style.BLACK, "*", "store of the sum, reset of the counter"),
 }
 ROLES = {  # (kind, kernel argument) -> role, for the one-launch kernels' arguments (in, partials, counter, out, n)

@@ -30,7 +30,7 @@ from helpers.topics import reduce as R
 from helpers.widgets.base import View
 from helpers.topics.block_reduce import MAX_THREADS, block_reduce
 from helpers.topics.block_reduce import expected as block_reduce_expected
-from helpers.engine.ops import ulps_apart
+from helpers.engine.ops import REDUCE_SYNC, ulps_apart
 from helpers.engine.params import LANES, WIDTHS
 from helpers.topics.warp_reduce import (BITWISE_OPS, OPS, PARTIALS, TREES, FloatOrderBatch, WarpReduceResult, warp_reduce,
                           warp_reduce_trace)
@@ -159,14 +159,14 @@ def _versus_numpy(r: WarpReduceResult) -> str:
 def methods_table(results: dict[str, WarpReduceResult]) -> str:
     """One row per method: who holds the result, lane 0's value, what the other lanes return
     ("undef" where the method defines nothing), and lane 0 against NumPy (:func:`_versus_numpy`)."""
-    names = {"down": "shuffle-down tree", "xor": "xor butterfly", "intrinsic": "__reduce_add_sync",
+    first = next(iter(results.values()))
+    names = {"down": "shuffle-down tree", "xor": "xor butterfly", "intrinsic": REDUCE_SYNC[first.op],
              "cg": "cooperative_groups::reduce", "cub": "cub::WarpReduce"}
     lines = [f"{'method':<27} {'result in':<11} {'lane 0':>12} {'lane 31':>12}  against NumPy"]
     for m, r in results.items():
         holders = "every lane" if r.holders[0].all() else "lane 0"
         lines.append(f"{names.get(m, m):<27} {holders:<11} {_cell(r.values[0, 0], r.defined[0, 0], digits=9):>12} "
                      f"{_cell(r.values[0, 31], r.defined[0, 31], digits=9):>12}  {_versus_numpy(r)}")
-    first = next(iter(results.values()))
     lines.append(f"{'NumPy (float64, rounded once)' if first.values.dtype.kind == 'f' else 'NumPy':<27} "
                  f"{'':<11} {_cell(first.expected[0, 0], True, digits=9):>12}")
     return "\n".join(lines)

@@ -57,6 +57,20 @@ extern "C" __global__ void wide(const long long* a, const long long* b, long lon
     out[6 * n + i] = (long long)(unsigned char)x;               // truncation, zero extension
 }
 
+extern "C" __global__ void sad(const int* a, const int* b, const unsigned* c, unsigned* out, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    out[0 * n + i] = __sad(a[i], b[i], c[i]);                        // sad.s32
+    out[1 * n + i] = __usad((unsigned)a[i], (unsigned)b[i], c[i]);   // sad.u32
+}
+
+extern "C" __global__ void sad_unwritten(const int* a, unsigned* out) {
+    __shared__ int s[64];
+    if (threadIdx.x < 16) s[threadIdx.x] = a[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = __sad(s[threadIdx.x], 0, 1u);   // threads 16.. read a slot nobody wrote
+}
+
 extern "C" __global__ void divzero(const int* a, const int* b, int* out) {
     out[threadIdx.x] = a[threadIdx.x] / b[threadIdx.x];
 }
@@ -160,6 +174,31 @@ def test_64_bit_integers_and_integer_conversions(mod):
     np.testing.assert_array_equal(o[4], w(q))
     np.testing.assert_array_equal(o[5], a.astype(np.int16).astype(np.int64))
     np.testing.assert_array_equal(o[6], a.astype(np.uint8).astype(np.int64))
+
+
+def test_sad_adds_the_absolute_difference_and_wraps(mod):
+    """__sad and __usad compile to sad.s32 and sad.u32 (PTX ISA sad): c + |a - b|, the difference
+    taken in the signed or unsigned order, everything modulo 2^32."""
+    assert "sad.s32" in mod.ptx and "sad.u32" in mod.ptx
+    n = 64
+    a, b = _ints(3, n), _ints(4, n)
+    c = np.random.default_rng(5).integers(0, 2**32 - 1, n, endpoint=True).astype(np.uint32)
+    out = np.zeros(2 * n, np.uint32)
+    rep = mod.get_function("sad")((1,), (n,), (a, b, c, out, np.int32(n)))
+    assert rep.clean
+    o = out.reshape(2, n).astype(np.int64)
+    A, B, C = a.astype(np.int64), b.astype(np.int64), c.astype(np.int64)
+    np.testing.assert_array_equal(o[0], (C + np.abs(A - B)) % 2**32)
+    UA, UB = a.view(np.uint32).astype(np.int64), b.view(np.uint32).astype(np.int64)
+    np.testing.assert_array_equal(o[1], (C + np.abs(UA - UB)) % 2**32)
+
+
+def test_sad_of_an_unwritten_operand_is_undefined(mod):
+    a = np.arange(-8, 56, dtype=np.int32)
+    out = np.zeros(64, np.uint32)
+    rep = mod.get_function("sad_unwritten")((1,), (64,), (a, out))
+    np.testing.assert_array_equal(rep.undefined[1], np.arange(64) >= 16)
+    np.testing.assert_array_equal(out[:16], np.abs(a[:16]) + 1)
 
 
 def test_division_by_zero_is_undefined_not_invented(mod):

@@ -124,6 +124,12 @@ def test_explorers_build_and_show_messages():
 def test_methods_tables():
     t = W.methods_table(wr.compare_methods(W.pattern_values("random ints")))
     assert "__reduce_add_sync" in t and "undef" in t and " no" not in t
+    ints = W.pattern_values("random ints")
+    for op, name in (("bit_or", "__reduce_or_sync"), ("max", "__reduce_max_sync")):   # the row names its op's intrinsic
+        t = W.methods_table(wr.compare_methods(ints, op=op, backend="emulator"))
+        assert name in t and "__reduce_add_sync" not in t
+        row = next(line for line in t.splitlines() if line.startswith(name))
+        assert row.endswith("same bits"), row
     rec = data.load("warp_reduce_traces")
     assert "undef" in W.recorded_methods_table(rec, "random_int32")
 

@@ -1,4 +1,4 @@
-"""Integer arithmetic: add, sub, mul, mad, div, rem, abs, neg, min, max (PTX ISA, Integer Arithmetic
+"""Integer arithmetic: add, sub, mul, mad, sad, div, rem, abs, neg, min, max (PTX ISA, Integer Arithmetic
 Instructions and Extended-Precision Integer Arithmetic). add, sub, mul, mad and div of a float type
 are the float family's (:mod:`helpers.machine.isa.floats`), one opcode serving both.
 """
@@ -103,6 +103,19 @@ def _mad(ins: Instr, fn):
         return None if p is None else affine_sum(p, c)
     return simple(ins, t, [t, t, t], lambda a, b, c: np.add(np.multiply(a, b, dtype=NP[t]), c, dtype=NP[t]),
                   affine=affine)
+
+
+@maker("sad")
+def _sad(ins: Instr, fn):
+    """sad (PTX ISA, Integer Arithmetic Instructions: sad): d = c + ((a < b) ? b - a : a - b), the
+    comparison in the instruction's type, the difference and the sum wrapping in it."""
+    t = instr_type(ins)
+
+    def f(a, b, c):
+        a, b = np.broadcast_arrays(np.asarray(a, NP[t]), np.asarray(b, NP[t]))
+        diff = np.where(a < b, np.subtract(b, a, dtype=NP[t]), np.subtract(a, b, dtype=NP[t]))
+        return np.add(diff, c, dtype=NP[t])
+    return simple(ins, t, [t, t, t], f)
 
 
 @maker("div", "rem")

@@ -1,5 +1,5 @@
 // Known-wrong answer to last_block_sum: the writers' fence (release) without the last block's
-// (acquire). Each block publishes its partial before its ticket, but nothing orders the last
+// (acquire). Each block fences its partial's store before its ticket, but nothing orders the last
 // block's reads after the atomic that told it it was last.
 __device__ void last_block_sum(float block_sum, float* partials, unsigned int* done, float* out) {
     partials[blockIdx.x] = block_sum;
