@@ -121,6 +121,7 @@ def _insert(paths: list[Path]) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_insert_exercises_is_idempotent_and_lands_before_the_summary(tmp_path: Path) -> None:
     paths = _copies(tmp_path)
     before = {p: nbformat.read(p, as_version=4) for p in paths}
@@ -145,6 +146,7 @@ def test_insert_exercises_is_idempotent_and_lands_before_the_summary(tmp_path: P
         assert new.replace("\n", "") == old.replace("\n", "")
 
 
+@pytest.mark.slow
 def test_nbval_passes_on_a_notebook_with_exercises(tmp_path: Path) -> None:
     """Strict nbval over a copy of notebook 02 with its exercise section inserted."""
     (nb,) = [p for p in _copies(tmp_path) if p.name.startswith("02")]

@@ -4,6 +4,8 @@ CI replays every recorded launch; ``WARPLAB_PROOF=sample`` runs a quicker sample
 launch family at least once, then the smallest launches up to a thread budget) for local runs."""
 from __future__ import annotations
 
+import pytest
+
 from helpers.recording.proof import replay
 
 
@@ -16,6 +18,7 @@ def test_recording_covers_every_instantiation(kernel_recording: replay.KernelRec
     assert not failed, f"launches that failed on the H200: {failed[:5]}"
 
 
+@pytest.mark.slow
 def test_machine_reproduces_the_h200_bit_for_bit_where_defined(kernel_recording: replay.KernelRecording) -> None:
     rows = kernel_recording.rows if replay.full() else kernel_recording.sample()
     out = replay.run_parallel("kernels", replay.ci_jobs(), keys=[r["key"] for r in rows])

@@ -4,6 +4,8 @@
 order-free float atomics within the float32 rounding bound of their terms."""
 from __future__ import annotations
 
+import pytest
+
 from helpers.recording.proof import programs, replay
 
 
@@ -13,6 +15,7 @@ def test_at_least_2000_programs_were_recorded(program_recording: replay.ProgramR
     assert len(failed) <= program_recording.count // 100, f"programs that failed on the H200: {failed[:5]}"
 
 
+@pytest.mark.slow
 def test_every_program_matches_on_defined_outputs(program_recording: replay.ProgramRecording) -> None:
     # every program, one module per work unit, over replay.ci_jobs() processes (about 35 s on 2 cores)
     out = replay.run_parallel("programs", replay.ci_jobs())

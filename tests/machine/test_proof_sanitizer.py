@@ -54,6 +54,7 @@ def test_machine_sees_what_compute_sanitizer_cannot() -> None:
 MACHINE_KINDS = {"racecheck": ("race",), "synccheck": ("divergent_barrier", "deadlock")}
 
 
+@pytest.mark.slow
 def test_programs_the_machine_calls_clean_are_clean_under_the_sanitizers() -> None:
     for what in ("sanitizer", "programs"):
         reason = store.missing_reason(what)

@@ -35,7 +35,8 @@ NOTEBOOKS = {
 EXPLORER_CELLS = {"03": "warp_tree_explorer(", "04": "block_explorer(", "05": "ladder_explorer("}
 WORKSPACE = "warplab-browser-test"
 RUN_TIMEOUT_MS = 150_000     # Run All of one notebook, while the three others run too, on 2 CPU cores
-pytestmark = pytest.mark.browser
+# slow: the tests are quick, the JupyterLab that runs the notebooks for them is not (about 30 s on one core)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _workspace() -> dict[str, Any]:

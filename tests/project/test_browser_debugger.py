@@ -19,7 +19,8 @@ import chromium
 import jupyter_lab
 from test_browser import Notebook
 
-pytestmark = pytest.mark.browser
+# slow: its JupyterLab starts for this one test (about 14 s on one core)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 KERNEL = r'''__global__ void k(const int* in, int* out) {
     int t = threadIdx.x, lane = t % 32;

@@ -63,6 +63,7 @@ def test_test_runs_only_the_paths_given() -> None:
     one = "notebooks/02_shfl_down_offset_width.ipynb"
     assert warplab.pytest_args([one]) == [*first, one]
     assert warplab.pytest_args(["tests/widgets/test_expr.py::test_x", "-x"]) == [*first, "tests/widgets/test_expr.py::test_x", "-x"]
+    assert warplab.pytest_args(["tests", "-m", "not slow"]) == [*first, "tests", "-m", "not slow"]   # the README's quick run
 
 
 @pytest.mark.parametrize("own", [["-n", "0"], ["-n2"], ["--numprocesses=3"], ["-p", "no:xdist"]])

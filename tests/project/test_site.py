@@ -144,6 +144,7 @@ def test_the_launcher_builds_a_site(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the built site in Chromium
 
 
+# The browser tests are marked slow for this build: every notebook run again (about 45 s on one core).
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site's folder: ``$WARPLAB_SITE`` if it holds a built site, else the whole site built now."""
@@ -218,6 +219,7 @@ def _names() -> list[str]:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _names())
 def test_every_page_loads_cleanly_and_stays_in_the_site(browser: Any, served: str, name: str) -> None:
     visit = _open(browser, served, name)
@@ -263,6 +265,7 @@ def _check_filled(page: Any, nb: Any) -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_an_animation_plays(browser: Any, served: str) -> None:
     """02's WarpReduceSum animation: pressing play changes the frame shown."""
     visit = _open(browser, served, "02_shfl_down_offset_width.html")
@@ -280,6 +283,7 @@ def test_an_animation_plays(browser: Any, served: str) -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["index.html", "02_shfl_down_offset_width.html"])
 def test_pages_opened_as_files_work_too(browser: Any, built: Path, name: str) -> None:
     """The README's other way to open the site: the file itself, no server."""
@@ -295,6 +299,7 @@ def test_pages_opened_as_files_work_too(browser: Any, built: Path, name: str) ->
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_an_explorer_is_its_picture_with_the_note(browser: Any, served: str) -> None:
     visit = _open(browser, served, "02_shfl_down_offset_width.html")
     try:

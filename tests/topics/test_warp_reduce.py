@@ -154,6 +154,7 @@ def _ptx(arch: str, expr: str, defines: tuple[str, ...] = ()) -> str:
     return kernels.ptx("warp_reduce_ops", arch, [expr], defines)
 
 
+@pytest.mark.slow
 @pytest.mark.needs_nvrtc
 def test_reduce_intrinsic_only_from_sm80() -> None:
     expr = "warp_reduce_intrinsic_kernel<int, warplab::ops::Sum<int>>"

@@ -57,6 +57,7 @@ def test_1_match_any_works_in_chunks_with_bounded_memory() -> None:
         assert np.array_equal(r.values[w], warp.match_any(v[w], backend=EMU).values)
 
 
+@pytest.mark.slow
 def test_1_results_keep_no_trace_and_stay_within_twice_the_input() -> None:
     n = 16 * params.CHUNK_WARPS      # many launches: what one launch allocates is small beside the input
     v = np.random.default_rng(1).integers(-100, 100, (n, 32)).astype(np.int32)

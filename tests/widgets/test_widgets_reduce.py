@@ -66,6 +66,7 @@ def test_warp_tree_step_clipped():
     assert v.table.startswith("(width 4 has 2 steps: showing step 2)")
 
 
+@pytest.mark.slow
 def test_block_view_whole_range(no_figures):
     xs = (1, 2, 3, 31, 32, 33, 48, 64, 96, 100, 128)
     ys = (1, 2, 3, 5, 8, 13, 32)
