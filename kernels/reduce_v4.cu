@@ -5,9 +5,9 @@
 // for the whole block): warp_reduce_smem in reduce_common.cuh, the seed's WarpSharedMemReduce.
 // The __syncwarp() calls are not optional: without them (reduce_v4_legacy.cu, the pre-Volta
 // idiom) the lanes race on shared memory and compute-sanitizer racecheck reports it.
-// Still wrong (what v5 fixes): the loop over s is a runtime loop with a counter and a branch per
-// step, although BLOCK is a compile-time constant; and the last warp still works in shared memory
-// where registers and shuffles would do (v7).
+// Still wrong (what v5 changes): the tree is a loop over s. BLOCK is a compile-time constant, so
+// ptxas unrolls it anyway (the SASS of reduce_v4<256> has no loop branch) and v5 gains little; and
+// the last warp still works in shared memory where registers and shuffles would do (v7).
 //
 // Contract: as reduce_v3 (grid = ceil(n / (2 * BLOCK)), two elements per thread, out[blockIdx.x] =
 // the block's sum, blockDim.x == BLOCK a power of two in [64, 1024], n >= 1).
