@@ -3,10 +3,10 @@
 // Each warp reduces its 32 running sums in registers with five __shfl_down_sync steps
 // (WarpReduceSum), lane 0 of each warp writes one shared slot, and warp 0 reduces the BLOCK/32
 // slots the same way (block_sum_shfl in reduce_common.cuh). Shared memory shrinks from BLOCK floats
-// to BLOCK/32, and the barriers from log2(BLOCK) - 4 to one. Loads are v6's grid-stride loop.
-// Still wrong (what v8 fixes): each load moves 4 bytes, so a warp has at most 2 x 128 bytes in
-// flight per iteration, and the loop spends an instruction on every element; at large n the
-// memory system is not kept full.
+// to BLOCK/32, and the barriers from log2(BLOCK) - 5 to one. Loads are v6's grid-stride loop.
+// Still wrong (what v8 changes): 4-byte loads, eight in flight per thread in ptxas's SASS
+// (tests/engine/test_sass.py), already keep HBM busy at large n (v7 -> v8 x1.01 at 2^28, H200);
+// at 2^20 wider loads still gain (x1.21), and the loop spends an instruction on every element.
 //
 // Contract: as reduce_v6 (any grid >= 1 is correct; the dispatcher launches
 // min(ceil(n / (2 * BLOCK)), blocks per SM x SMs); out[blockIdx.x] = the sum of what the block

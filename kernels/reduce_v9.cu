@@ -37,8 +37,8 @@
 // Still wrong (what nothing here fixes): the launch itself (0.72 us for an empty kernel in a CUDA graph, H200 sweep) and the
 // memory system. At large n the loads run at 96 to 97 % of the HBM3e datasheet's 4.8 TB/s, where
 // cupy.sum (CUB) runs too; at n = 2^20 the combine across blocks (ticket, publish, poll) still
-// cost 0.7 to 1.0 us on top of the loads and the block tree (H200 timing runs, 128 x 512 blocks).
-//
+// cost 0.7 to 1.0 us on top of the loads and the block tree (H200 floor probe, 128 x 512 blocks;
+// retired, its notes in git: git show 68e4933^:docs/probes/v9_round4.md).
 // Contract: blockDim.x == BLOCK, a power of two in [64, 1024]; any grid >= 1 (reduce_v9<BLOCK, true>:
 // a grid of 1, where slots and state are not touched); `slots` holds at
 // least gridDim.x 64-bit words and `state` one 64-bit word, all zero when first allocated and
