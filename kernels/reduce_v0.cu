@@ -3,7 +3,7 @@
 // Each block loads BLOCK consecutive elements into shared memory, one per thread, then halves the
 // number of partial sums BLOCK -> 1 in log2(BLOCK) steps: at stride s, thread tid adds
 // smem[tid + s] into smem[tid] if tid is a multiple of 2s.
-// Still wrong (what v1 fixes): `tid % (2 * s) == 0` picks every 2nd, 4th, 8th... thread, so every
+// Still wrong (what v1 sets out to fix): `tid % (2 * s) == 0` picks every 2nd, 4th, 8th... thread, so every
 // warp keeps a few working lanes and the rest idle, and all BLOCK/32 warps keep issuing
 // instructions while doing ever less work. The body is so short that the compiler predicates it
 // instead of branching (ncu counts no divergent branch on the H200): the cost is issue slots with

@@ -1,8 +1,8 @@
-// reduce_v1: strided index. Improves on v0: no divergent branch inside a warp.
+// reduce_v1: strided index. Meant to improve on v0 (whole warps work or skip); slower on the H200 (x0.81 at 2^25).
 //
 // Same pairs as v0 (smem[index] += smem[index + s] with index = 2 * s * tid), but the work goes to
 // the first BLOCK / (2s) threads, contiguously: whole warps work or whole warps skip the branch, so
-// no warp diverges until fewer than 32 threads are left.
+// no warp diverges until fewer than 32 threads are left (in the PTX; ptxas predicates it as v0's).
 // Still wrong (what v2 fixes): the addresses a warp touches are 2s words apart, so 2s lanes of a
 // warp hit the same shared-memory bank (32 banks of 4 bytes): 2-way bank conflicts at s = 1,
 // 4-way at s = 2, ... up to 32-way. Conflicting accesses are serialised.

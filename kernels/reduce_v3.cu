@@ -4,7 +4,7 @@
 // coalesced) and adds them before storing one partial sum to shared memory. Half as many blocks,
 // every thread does useful work in the first add, and twice the bytes are in flight per thread.
 // Still wrong (what v4 fixes): the tree keeps a __syncthreads() at every step, including the last
-// five (s = 16 .. 1), where only warp 0 has anything left to do and a whole-block barrier is pure
+// six (s = 32 .. 1), where only warp 0 has anything left to do and a whole-block barrier is pure
 // overhead.
 //
 // Contract: as reduce_v0 except grid = ceil(n / (2 * BLOCK)): block b covers
