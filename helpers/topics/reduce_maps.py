@@ -317,12 +317,15 @@ def lane_slots(version: str, block: int = 256) -> dict[str, float]:
 
 def steps_table(version: str, block: int = 256) -> str:
     """One line per tree step, measured on the machine: stride, working lanes, warps that issued the
-    add, divergent warps, worst bank-conflict degree and the barrier that follows (plain text)."""
+    add, divergent warps, worst bank-conflict degree and the barrier that follows (plain text), under a
+    one-line legend of the columns."""
     steps = tree_steps(version, block)
     div = divergent_warps(version, block)
     head = f"{'stride':>6} {'working':>8} {'warps busy':>10} {'divergent':>9} {'conflict':>8}  barrier"
-    lines = [f"reduce_{version}<{block}>: {block // WARP} warps (measured: the SIMT machine, one block)", head,
-             "-" * len(head)]
+    legend = ("working: threads that add; warps busy: warps that issue the add; divergent: warps whose lanes "
+              "disagree; conflict: the worst shared-memory bank conflict of the step")
+    lines = [f"reduce_{version}<{block}>: {block // WARP} warps (measured: the SIMT machine, one block)", legend,
+             head, "-" * len(head)]
     for k, st in enumerate(steps):
         lines.append(f"{st.stride:>6} {int(st.working.sum()):>8} {int(st.issued.sum()):>10} "
                      f"{int(div[k].sum()):>9} {str(int(st.degree.max())) + '-way':>8}  {st.barrier}")

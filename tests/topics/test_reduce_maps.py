@@ -127,10 +127,11 @@ def test_lane_slots(block: int) -> None:
 
 def test_steps_table() -> None:
     lines = M.steps_table("v1", 256).splitlines()
-    assert lines[0].startswith("reduce_v1<256>: 8 warps (measured") and len(lines) == 3 + 8
-    assert lines[3].split() == ["1", "128", "4", "0", "2-way", "syncthreads"]
+    assert lines[0].startswith("reduce_v1<256>: 8 warps (measured") and len(lines) == 4 + 8
+    assert lines[1].startswith("working: threads that add")    # the columns' legend
+    assert lines[4].split() == ["1", "128", "4", "0", "2-way", "syncthreads"]
     v0 = M.steps_table("v0", 256).splitlines()
-    assert v0[3].split() == ["1", "128", "8", "8", "1-way", "syncthreads"]
+    assert v0[4].split() == ["1", "128", "8", "8", "1-way", "syncthreads"]
     assert M.steps_table("v4", 256).splitlines()[-1].split()[-1] == "syncwarp"
     assert M.steps_table("v4_legacy", 256).splitlines()[-1].split()[-1] == "none"
 
