@@ -3,8 +3,8 @@
 // A large reduction is a pure stream from HBM: it runs at the bandwidth the SMs can keep
 // requested (bytes in flight = bandwidth x latency, Little's law). Each thread now reads float4
 // (16 bytes per load, a warp 512 contiguous bytes) and issues REDUCE_UNROLL independent loads
-// before it adds any of them (thread_sum_vec4 in reduce_common.cuh): 16 x REDUCE_UNROLL bytes
-// in flight per thread (v7's SASS keeps 32: eight 4-byte loads). The input may start anywhere a float can
+// before it adds any of them (thread_sum_vec4 in reduce_common.cuh): 16 x REDUCE_UNROLL bytes in flight
+// per thread at 2 or 4 (at 8 ptxas keeps 3 to 6; v7 keeps 32 bytes). The input may start anywhere a float can
 // (e.g. a slice x[1:]): the 0..3 floats before the first 16-byte boundary and the 0..3 after the
 // last whole float4 are read one by one, so no load is misaligned and none goes past n.
 // Block reduction as v7. What remains: a second launch to reduce the partials (reduce_onepass.cu
