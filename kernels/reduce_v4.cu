@@ -5,8 +5,8 @@
 // for the whole block): warp_reduce_smem in reduce_common.cuh, the seed's WarpSharedMemReduce.
 // The __syncwarp() calls are not optional: without them (reduce_v4_legacy.cu, the pre-Volta
 // idiom) the lanes race on shared memory and compute-sanitizer racecheck reports it.
-// Still wrong (what v5 changes): the tree is a loop over s. BLOCK is a compile-time constant, so
-// ptxas unrolls it anyway (the SASS of reduce_v4<256> has no loop branch) and v5 gains little; and
+// Still wrong (what v5 changes): the tree is a loop over s. BLOCK is a compile-time constant, so the
+// compiler unrolls it anyway (its PTX and SASS have no loop branch) and v5 gains little; and
 // the last warp still works in shared memory where registers and shuffles would do (v7).
 //
 // Contract: as reduce_v3 (grid = ceil(n / (2 * BLOCK)), two elements per thread, out[blockIdx.x] =

@@ -2,7 +2,7 @@
 //
 // BLOCK is a template parameter, so the whole tree can be written out once for every block size
 // and the compiler keeps only the steps this BLOCK needs (block_tree_unrolled, `if constexpr`):
-// no loop in the source (ptxas had already unrolled v4's), and each thread carries its running sum
+// no loop in the source (the compiler had already unrolled v4's, in its PTX), and each thread carries its running sum
 // in a register so a step reads one shared value instead of two. The last warp is v4's warp_reduce_smem.
 // Still wrong (what v6 fixes): one block per 2 * BLOCK elements means millions of blocks for a
 // large input, each paying its launch, its tree and its store for only two loads per thread:
