@@ -15,19 +15,18 @@ import numpy as np
 
 from helpers.engine import intrinsics
 from helpers.engine import kernels
+from helpers.engine import ops
 from helpers.engine.emulator import (CALLING, ELSEWHERE, EXITED, LaneResult, ShuffleResult, VoteResult, call_defined, lane_state,
                        mask_bits)
 
 # shuffle_kernel<T, Mode> by shuffle kind, in Mode order (the order of NAME_EXPRESSIONS)
 _MODES = {r.kind: r.mode for r in sorted(intrinsics.rows("shuffle"), key=lambda r: r.mode)}
-_CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
-_INT_CTYPES = {"int32": "int", "uint32": "unsigned int"}
 _BLOCK = 256  # threads per block: 8 warps; a multiple of 32 so each hardware warp is one row
 
 
 def _names() -> tuple[str, ...]:
-    shuffles = [f"shuffle_kernel<{c}, {m}>" for c in _CTYPES.values() for m in _MODES.values()]
-    reduces = [f"match_reduce_kernel<{c}>" for c in _INT_CTYPES.values()]
+    shuffles = [f"shuffle_kernel<{c}, {m}>" for c in ops.CTYPES.values() for m in _MODES.values()]
+    reduces = [f"match_reduce_kernel<{ops.CTYPES[d]}>" for d in ops.INT_DTYPES]
     return (*shuffles, "vote_kernel", *reduces)
 
 
@@ -80,7 +79,7 @@ def shuffle_raw(mode: str, values: np.ndarray, operand: np.ndarray, width: int, 
     d_mask, d_state = _common(mask, state)
     d_out = cupy.zeros_like(d_in)
     d_src = cupy.full(values.shape, -1, dtype=np.int32)
-    expr = f"shuffle_kernel<{_CTYPES[values.dtype.name]}, {_MODES[mode]}>"
+    expr = f"shuffle_kernel<{ops.CTYPES[values.dtype.name]}, {_MODES[mode]}>"
     _launch(expr, n_warps, (d_in, d_arg, d_mask, d_state, np.int32(width), np.int32(n_warps), d_out, d_src))
     return cupy.asnumpy(d_out), cupy.asnumpy(d_src)
 
@@ -162,7 +161,7 @@ def collective(kind: str, values: np.ndarray, mask: np.ndarray, active: np.ndarr
     d_mask, d_state = _common(mask, lane_state(active, exited))
     row = intrinsics.by_kind("collective", kind)
     d_out = cupy.zeros((n_warps * 32, intrinsics.words(row.kernel)), dtype=values.dtype)
-    expr = f"{row.kernel}<{_INT_CTYPES[values.dtype.name]}>"
+    expr = f"{row.kernel}<{ops.CTYPES[values.dtype.name]}>"
     _launch(expr, n_warps, (d_in, d_mask, d_state, np.int32(n_warps), d_out))
     got = cupy.asnumpy(d_out)[:, row.column].reshape(values.shape)
     calling = verdict.defined

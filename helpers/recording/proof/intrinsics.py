@@ -22,13 +22,13 @@ import numpy as np
 from helpers.engine import cases
 from helpers.engine import emulator
 from helpers.engine import intrinsics
+from helpers.engine import ops
 from helpers.engine import params
 
 SEED = 20261130
 N_WARPS = 8
 BLOCK = 256
 _MODES = {r.name: r.mode for r in intrinsics.rows("shuffle")}
-_CTYPES = {"int32": "int", "uint32": "unsigned int", "float32": "float", "float64": "double"}
 _VOTE_COL = {r.name: r.column for r in intrinsics.rows("vote")}
 _COLL_COL = {r.name: r.column for r in intrinsics.rows("collective")}
 
@@ -96,7 +96,7 @@ def _shuffles(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     n_warps = values.shape[0]
     out = np.zeros(values.size, values.dtype)
     src = np.full(values.size, -1, np.int32)
-    r = _kernel(f"shuffle_kernel<{_CTYPES[dtype]}, {_MODES[op]}>")(
+    r = _kernel(f"shuffle_kernel<{ops.CTYPES[dtype]}, {_MODES[op]}>")(
         _grid(n_warps), (BLOCK,), (values.reshape(-1), operand.reshape(-1).astype(np.int32), masks.astype(np.uint32),
                                   state.reshape(-1), np.int32(width), np.int32(n_warps), out, src))
     calling = emulator.callers(masks, active)
@@ -153,7 +153,7 @@ def _collectives(group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     n_warps = values.shape[0]
     words = intrinsics.words("match_reduce_kernel")
     out = np.zeros(values.size * words, values.dtype)
-    r = _kernel(f"match_reduce_kernel<{_CTYPES[dtype]}>")(_grid(n_warps), (BLOCK,), (
+    r = _kernel(f"match_reduce_kernel<{ops.CTYPES[dtype]}>")(_grid(n_warps), (BLOCK,), (
         values.reshape(-1), masks.astype(np.uint32), state.reshape(-1), np.int32(n_warps), out))
     col = _COLL_COL[op]
     got = out.reshape(n_warps, 32, words)[:, :, col]
