@@ -8,6 +8,7 @@
 * ``@pytest.mark.needs_sass``: assembles PTX with ptxas and reads the SASS with cuobjdump and
   nvdisasm (:mod:`helpers.engine.sass`); skipped with the reason where one is missing, and with
   ``WARPLAB_REQUIRE_SASS=1`` (CI) a missing tool stops the run instead.
+* fixture ``without_nvrtc``: NVRTC hidden and the machine-module cache empty, as on a Mac, for one test.
 """
 from __future__ import annotations
 
@@ -49,3 +50,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {d.reason}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def without_nvrtc(monkeypatch: pytest.MonkeyPatch):
+    """NVRTC reported absent, and helpers.topics.launch's module cache cleared before and after, so the
+    test sees only the shipped PTX (what a machine without NVRTC has) and leaves no module behind."""
+    from helpers.engine import nvrtc
+    from helpers.topics import launch
+
+    monkeypatch.setattr(nvrtc, "available", lambda: False)
+    launch._module.cache_clear()
+    yield
+    launch._module.cache_clear()

@@ -6,7 +6,6 @@ import pytest
 
 from helpers.engine import kernels
 from helpers.topics import launch as L
-from helpers.engine import nvrtc
 
 SUM = ("warp_reduce_sum", "warp_reduce_sum_kernel<int>")
 
@@ -34,15 +33,10 @@ def test_a_scalar_argument_has_no_defined_mask() -> None:
         L.Launch([None], "machine", r.report).defined(0)
 
 
-def test_stale_shipped_ptx_without_nvrtc_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_shipped_ptx_without_nvrtc_says_what_to_do(monkeypatch: pytest.MonkeyPatch, without_nvrtc) -> None:
     monkeypatch.setattr(kernels, "inputs_digest", lambda *a, **k: "changed")
-    monkeypatch.setattr(nvrtc, "available", lambda: False)
-    L._module.cache_clear()
-    try:
-        with pytest.raises(RuntimeError, match=r"changed since its PTX was shipped.*\./warplab ship"):
-            L.machine_module(*SUM[:1], (SUM[1],))
-    finally:
-        L._module.cache_clear()
+    with pytest.raises(RuntimeError, match=r"changed since its PTX was shipped.*\./warplab ship"):
+        L.machine_module(*SUM[:1], (SUM[1],))
 
 
 def test_disagreements_name_the_argument_and_the_first_element() -> None:

@@ -64,16 +64,8 @@ def test_bad_parameters_are_named() -> None:
 
 @pytest.mark.parametrize("version", ["onepass", "v9"])
 @pytest.mark.parametrize("block", [64, 128, 256])
-def test_runs_need_no_nvrtc(version: str, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_need_no_nvrtc(version: str, block: int, without_nvrtc) -> None:
     """The figures' kernels run from the shipped PTX with reduce_sum's defines, so a laptop without
     NVRTC draws them too."""
-    from helpers.engine import nvrtc
-    from helpers.topics import launch as L
-
-    monkeypatch.setattr(nvrtc, "available", lambda: False)
-    L._module.cache_clear()
-    try:
-        run = F.run_one_launch(version, grid=2, block=block)
-    finally:
-        L._module.cache_clear()
+    run = F.run_one_launch(version, grid=2, block=block)
     assert f"kernels/{F.ONE_LAUNCH[version][0]}.cu" in run.label
